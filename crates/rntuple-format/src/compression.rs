@@ -1,0 +1,349 @@
+//! Compression blocks (RNTuple binary format 1.0, section "Compression Block").
+//!
+//! If the stored size equals the uncompressed size, the bytes are stored as
+//! they are. Otherwise they are a series of chunks, each of at most
+//! 16 MiB - 1 uncompressed bytes, each with a 9-byte header:
+//!
+//! ```text
+//! Byte 0      1      2      3      4      5      6      7      8      9
+//! +------+------+------+------+------+------+------+------+------+...
+//! |     Algorithm      |  Compressed size   |  Uncompressed size | <COMPRESSED DATA>
+//! +------+------+------+------+------+------+------+------+------+...
+//! ```
+//!
+//! Sizes are 24-bit little-endian. Facts from ROOT's sources (`core/zip`,
+//! `core/lz4`, `core/lzma`, `core/zstd`) the text leaves out:
+//!
+//! * `ZL\x08`: a zlib stream (RFC 1950, with header and Adler-32).
+//! * `XZ\x00`: an xz stream (LZMA2 filter, CRC32 check).
+//! * `L4<major>`: an 8-byte **big-endian** xxhash64 (seed 0) of the LZ4 block
+//!   data, then one LZ4 block; the compressed size counts the 8 bytes.
+//! * `ZS\x01`: one zstd frame; ROOT compresses with zstd level `2 * level`.
+//! * `CS\x08`: ROOT's pre-zlib deflate; not read here.
+//! * When any chunk does not shrink, ROOT stores the whole buffer uncompressed.
+
+use crate::checksum::xxh64;
+use crate::constants::*;
+use crate::error::{Error, Location, Result};
+
+/// Decompresses `src` into a new buffer of `uncompressed_len` bytes.
+pub fn decompress(src: &[u8], uncompressed_len: usize, what: &Location) -> Result<Vec<u8>> {
+    // The chunks can at most expand by the largest ratio of the codecs; a
+    // sane bound refuses absurd lengths before allocating.
+    if src.len() != uncompressed_len {
+        let limit = max_expansion(src.len());
+        if uncompressed_len as u64 > limit {
+            return Err(Error::WouldOverAllocate { requested: uncompressed_len as u64, limit, location: what.clone() });
+        }
+    }
+    let mut dst = vec![0u8; uncompressed_len];
+    decompress_into(src, &mut dst, what)?;
+    Ok(dst)
+}
+
+/// Largest number of bytes `n` compressed bytes can decode to: every chunk
+/// header announces at most 16 MiB - 1 bytes and takes at least 10 bytes.
+fn max_expansion(n: usize) -> u64 {
+    let chunks = (n / (COMPRESSION_HEADER_SIZE + 1)) as u64;
+    chunks.saturating_mul(COMPRESSION_MAX_CHUNK as u64)
+}
+
+fn err(what: &Location, offset: usize, message: impl Into<String>) -> Error {
+    let mut location = what.clone();
+    location.context = format!("{} (compressed byte {offset})", location.context);
+    Error::Decompression { message: message.into(), location }
+}
+
+/// Decompresses `src` into `dst`, which must be filled exactly.
+pub fn decompress_into(src: &[u8], dst: &mut [u8], what: &Location) -> Result<()> {
+    if src.len() == dst.len() {
+        dst.copy_from_slice(src);
+        return Ok(());
+    }
+    let mut pos = 0usize;
+    let mut out = 0usize;
+    while pos < src.len() {
+        let rest = &src[pos..];
+        if rest.len() < COMPRESSION_HEADER_SIZE {
+            return Err(err(what, pos, format!("{} trailing bytes are too few for a chunk header", rest.len())));
+        }
+        let tag = [rest[0], rest[1], rest[2]];
+        let csize = u24(&rest[3..6]);
+        let usize_ = u24(&rest[6..9]);
+        let body_end = COMPRESSION_HEADER_SIZE + csize;
+        if body_end > rest.len() {
+            return Err(err(
+                what,
+                pos,
+                format!("chunk claims {csize} compressed bytes, only {} remain", rest.len() - COMPRESSION_HEADER_SIZE),
+            ));
+        }
+        if usize_ > dst.len() - out {
+            return Err(err(
+                what,
+                pos,
+                format!("chunk claims {usize_} uncompressed bytes, only {} remain in the output", dst.len() - out),
+            ));
+        }
+        let body = &rest[COMPRESSION_HEADER_SIZE..body_end];
+        let target = &mut dst[out..out + usize_];
+        decompress_chunk(tag, body, target).map_err(|m| err(what, pos, m))?;
+        pos += body_end;
+        out += usize_;
+    }
+    if out != dst.len() {
+        return Err(err(what, pos, format!("chunks decompress to {out} bytes, expected {}", dst.len())));
+    }
+    Ok(())
+}
+
+fn u24(b: &[u8]) -> usize {
+    usize::from(b[0]) | usize::from(b[1]) << 8 | usize::from(b[2]) << 16
+}
+
+/// Decompresses one chunk body into `target`, which it must fill exactly.
+fn decompress_chunk(tag: [u8; 3], body: &[u8], target: &mut [u8]) -> std::result::Result<(), String> {
+    let n = match tag {
+        TAG_ZLIB => inflate_zlib(body, target)?,
+        TAG_LZMA => unxz(body, target)?,
+        TAG_ZSTD => zstd::bulk::decompress_to_buffer(body, target).map_err(|e| format!("zstd: {e}"))?,
+        [b'L', b'4', _] => unlz4(body, target)?,
+        [b'Z', b'S', v] => return Err(format!("zstd chunk with unknown format version {v}")),
+        TAG_OLD => return Err("ROOT's historic 'CS' deflate chunks are not supported".into()),
+        t => return Err(format!("unknown compression algorithm tag {:?}", String::from_utf8_lossy(&t))),
+    };
+    if n != target.len() {
+        return Err(format!("chunk decompressed to {n} bytes, its header says {}", target.len()));
+    }
+    Ok(())
+}
+
+fn inflate_zlib(body: &[u8], target: &mut [u8]) -> std::result::Result<usize, String> {
+    let mut d = flate2::Decompress::new(true);
+    match d.decompress(body, target, flate2::FlushDecompress::Finish) {
+        Ok(flate2::Status::StreamEnd) => Ok(d.total_out() as usize),
+        Ok(_) => Err("zlib stream does not end where the chunk header says".into()),
+        Err(e) => Err(format!("zlib: {e}")),
+    }
+}
+
+fn unxz(body: &[u8], target: &mut [u8]) -> std::result::Result<usize, String> {
+    let mut s = liblzma::stream::Stream::new_stream_decoder(u64::MAX, 0).map_err(|e| format!("xz: {e}"))?;
+    match s.process(body, target, liblzma::stream::Action::Finish) {
+        Ok(liblzma::stream::Status::StreamEnd) => Ok(s.total_out() as usize),
+        Ok(_) => Err("xz stream does not end where the chunk header says".into()),
+        Err(e) => Err(format!("xz: {e}")),
+    }
+}
+
+fn unlz4(body: &[u8], target: &mut [u8]) -> std::result::Result<usize, String> {
+    if body.len() < LZ4_CHECKSUM_SIZE {
+        return Err("LZ4 chunk is shorter than its 8-byte checksum".into());
+    }
+    let (sum, data) = body.split_at(LZ4_CHECKSUM_SIZE);
+    let mut stored = [0u8; 8];
+    stored.copy_from_slice(sum);
+    let stored = u64::from_be_bytes(stored);
+    let computed = xxh64(data);
+    if stored != computed {
+        return Err(format!("LZ4 xxhash64 mismatch: stored {stored:#018x}, computed {computed:#018x}"));
+    }
+    lz4_flex::block::decompress_into(data, target).map_err(|e| format!("lz4: {e}"))
+}
+
+/// Compresses `src` with ROOT compression `settings` (algorithm * 100 + level)
+/// into ROOT-compatible chunks. Returns `src` unchanged when the level is 0,
+/// when a chunk does not shrink (as ROOT does) or when the result would not
+/// be shorter than `src` (a reader could not tell it from uncompressed data).
+pub fn compress(src: &[u8], settings: u32) -> Result<Vec<u8>> {
+    let algorithm = settings / 100;
+    let level = (settings % 100).min(9);
+    if level == 0 || src.is_empty() {
+        return Ok(src.to_vec());
+    }
+    let algorithm = match algorithm {
+        ALGORITHM_GLOBAL => ALGORITHM_ZLIB, // ROOT's R__ZipMode default
+        ALGORITHM_ZLIB | ALGORITHM_LZMA | ALGORITHM_LZ4 | ALGORITHM_ZSTD => algorithm,
+        ALGORITHM_OLD => {
+            return Err(Error::InvalidArgument {
+                message: "compression algorithm 3 (ROOT's historic deflate) cannot be written".into(),
+            })
+        }
+        other => return Err(Error::InvalidArgument { message: format!("unknown compression algorithm {other}") }),
+    };
+    let mut out = Vec::with_capacity(src.len() / 2 + COMPRESSION_HEADER_SIZE);
+    for chunk in src.chunks(COMPRESSION_MAX_CHUNK) {
+        // ROOT refuses to compress tiny chunks (R__zipMultipleAlgorithm).
+        if chunk.len() < COMPRESSION_HEADER_SIZE + 2 {
+            return Ok(src.to_vec());
+        }
+        let (tag, body) = match algorithm {
+            ALGORITHM_ZLIB => (TAG_ZLIB, deflate_zlib(chunk, level)?),
+            ALGORITHM_LZMA => (TAG_LZMA, xz(chunk, level)?),
+            ALGORITHM_LZ4 => {
+                let data = lz4_flex::block::compress(chunk);
+                let mut body = Vec::with_capacity(LZ4_CHECKSUM_SIZE + data.len());
+                body.extend_from_slice(&xxh64(&data).to_be_bytes());
+                body.extend_from_slice(&data);
+                ([TAG_LZ4[0], TAG_LZ4[1], LZ4_MAJOR_VERSION], body)
+            }
+            _ => {
+                let body =
+                    zstd::bulk::compress(chunk, 2 * level as i32).map_err(|e| Error::io("zstd compression", e))?;
+                (TAG_ZSTD, body)
+            }
+        };
+        if body.len() + COMPRESSION_HEADER_SIZE >= chunk.len() || body.len() > COMPRESSION_MAX_CHUNK {
+            return Ok(src.to_vec());
+        }
+        out.extend_from_slice(&tag);
+        out.extend_from_slice(&(body.len() as u32).to_le_bytes()[..3]);
+        out.extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
+        out.extend_from_slice(&body);
+    }
+    if out.len() >= src.len() {
+        return Ok(src.to_vec());
+    }
+    Ok(out)
+}
+
+fn deflate_zlib(chunk: &[u8], level: u32) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(level));
+    e.write_all(chunk).map_err(|e| Error::io("zlib compression", e))?;
+    e.finish().map_err(|e| Error::io("zlib compression", e))
+}
+
+fn xz(chunk: &[u8], level: u32) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let stream = liblzma::stream::Stream::new_easy_encoder(level, liblzma::stream::Check::Crc32)
+        .map_err(|e| Error::io("xz compression", e.into()))?;
+    let mut e = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+    e.write_all(chunk).map_err(|e| Error::io("xz compression", e))?;
+    e.finish().map_err(|e| Error::io("xz compression", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc() -> Location {
+        Location::new("test page", Some(1000))
+    }
+
+    fn sample(n: usize) -> Vec<u8> {
+        (0..n).map(|i| ((i * 7) % 13 + (i / 1000) % 3) as u8).collect()
+    }
+
+    #[test]
+    fn round_trip_every_algorithm() {
+        let data = sample(100_000);
+        for settings in [101, 105, 109, 201, 207, 401, 404, 501, 505, 509, 5] {
+            let z = compress(&data, settings).unwrap();
+            assert!(z.len() < data.len(), "settings {settings}");
+            assert_eq!(decompress(&z, data.len(), &loc()).unwrap(), data, "settings {settings}");
+        }
+    }
+
+    #[test]
+    fn tags_are_roots() {
+        let data = sample(10_000);
+        assert_eq!(&compress(&data, 101).unwrap()[..3], b"ZL\x08");
+        assert_eq!(&compress(&data, 207).unwrap()[..3], b"XZ\x00");
+        assert_eq!(&compress(&data, 404).unwrap()[..3], b"L4\x01");
+        assert_eq!(&compress(&data, 505).unwrap()[..3], b"ZS\x01");
+    }
+
+    #[test]
+    fn uncompressed_when_level_zero_or_incompressible() {
+        let data = sample(1000);
+        assert_eq!(compress(&data, 500).unwrap(), data);
+        assert_eq!(compress(&data, 0).unwrap(), data);
+        let tiny = [1u8, 2, 3];
+        assert_eq!(compress(&tiny, 505).unwrap(), tiny);
+        // pseudo-random bytes do not compress
+        let mut x = 0x1234_5678_u32;
+        let noise: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        assert_eq!(compress(&noise, 505).unwrap(), noise);
+        assert_eq!(decompress(&noise, noise.len(), &loc()).unwrap(), noise);
+    }
+
+    #[test]
+    fn multi_chunk_payloads() {
+        let data = sample(COMPRESSION_MAX_CHUNK + 5000);
+        for settings in [105, 404, 505] {
+            let z = compress(&data, settings).unwrap();
+            // two chunk headers
+            let first = u24(&z[3..6]);
+            assert_eq!(u24(&z[6..9]), COMPRESSION_MAX_CHUNK);
+            let second = &z[COMPRESSION_HEADER_SIZE + first..];
+            assert_eq!(u24(&second[6..9]), 5000);
+            assert_eq!(decompress(&z, data.len(), &loc()).unwrap(), data);
+        }
+    }
+
+    #[test]
+    fn corrupt_blocks_fail_cleanly() {
+        let data = sample(50_000);
+        for settings in [101, 207, 404, 505] {
+            let z = compress(&data, settings).unwrap();
+            // wrong expected size
+            assert!(decompress(&z, data.len() - 1, &loc()).is_err());
+            assert!(decompress(&z, data.len() + 1, &loc()).is_err());
+            // truncated at every interesting length
+            for cut in [0, 1, 5, 8, 9, 10, z.len() / 2, z.len() - 1] {
+                assert!(decompress(&z[..cut], data.len(), &loc()).is_err(), "settings {settings} cut {cut}");
+            }
+            // flipped payload byte
+            let mut bad = z.clone();
+            let mid = bad.len() / 2;
+            bad[mid] ^= 0x55;
+            let _ = decompress(&bad, data.len(), &loc()); // must not panic
+                                                          // trailing garbage
+            let mut long = z.clone();
+            long.extend_from_slice(&[0; 3]);
+            assert!(decompress(&long, data.len(), &loc()).is_err());
+        }
+    }
+
+    #[test]
+    fn lz4_checksum_is_verified() {
+        let data = sample(10_000);
+        let mut z = compress(&data, 404).unwrap();
+        z[COMPRESSION_HEADER_SIZE] ^= 1; // first checksum byte
+        let e = decompress(&z, data.len(), &loc()).unwrap_err();
+        assert!(e.to_string().contains("xxhash64"), "{e}");
+    }
+
+    #[test]
+    fn unknown_and_old_algorithms() {
+        let mut z = compress(&sample(10_000), 505).unwrap();
+        z[0] = b'Q';
+        assert!(decompress(&z, 10_000, &loc()).is_err());
+        z[0] = b'C';
+        z[1] = b'S';
+        z[2] = 8;
+        let e = decompress(&z, 10_000, &loc()).unwrap_err();
+        assert!(e.to_string().contains("CS"), "{e}");
+    }
+
+    #[test]
+    fn absurd_lengths_are_refused_before_allocating() {
+        let z = compress(&sample(10_000), 505).unwrap();
+        let e = decompress(&z, usize::MAX / 2, &loc()).unwrap_err();
+        assert!(matches!(e, Error::WouldOverAllocate { .. }), "{e}");
+    }
+
+    #[test]
+    fn invalid_settings() {
+        assert!(compress(&sample(100), 305).is_err());
+        assert!(compress(&sample(100), 905).is_err());
+    }
+}

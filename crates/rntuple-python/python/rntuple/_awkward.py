@@ -1,0 +1,229 @@
+"""Arrow arrays from the reader to awkward layouts with uproot's forms.
+
+The layouts are built directly on the Arrow buffers (``numpy.frombuffer``),
+so numbers, offsets and string bytes are not copied. Copies happen only where
+uproot's form needs different values: bit-packed booleans are unpacked, a few
+dtypes are narrowed to the column's type (uproot types a leaf by its column,
+not by its C++ type), variant tags are shifted, and ``std::unique_ptr``
+values are compacted into a list.
+
+Form per field kind (uproot 5.7 for RNTuple):
+
+===========================  ==============================================
+primitive, cardinality       NumpyArray of the first column's type
+string                       ListOffsetArray(NumpyArray uint8 "char") "string"
+streamer (uproot: error)     ListOffsetArray(NumpyArray uint8 "byte") "bytestring"
+collection                   ListOffsetArray (offsets i32 for 32-bit index columns)
+std::optional                IndexedOptionArray
+std::unique_ptr              ListOffsetArray with zero or one item
+std::array, std::bitset      RegularArray
+class                        RecordArray with field names
+pair, tuple, empty class     RecordArray without field names (a tuple)
+std::variant                 UnionArray(i8, i64): [IndexedOptionArray(EmptyArray)
+                             for the valueless state, UnmaskedArray(alternative)...]
+std::atomic, enum            the inner type
+===========================  ==============================================
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import awkward as ak
+import numpy as np
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from ._fields import Field
+
+__all__ = ["batch_to_layout", "column_dtype", "field_to_layout"]
+
+# dtype uproot gives the values of a column type (spec "Column Description").
+_COLUMN_DTYPE: dict[str, np.dtype] = {
+    name: np.dtype(dt)
+    for names, dt in [
+        (("Bit",), np.bool_),
+        (("Byte", "Char", "UInt8"), np.uint8),
+        (("Int8",), np.int8),
+        (("Int16", "SplitInt16"), np.int16),
+        (("UInt16", "SplitUInt16"), np.uint16),
+        (("Int32", "SplitInt32", "Index32", "SplitIndex32"), np.int32),
+        (("UInt32", "SplitUInt32"), np.uint32),
+        (("Int64", "SplitInt64", "Index64", "SplitIndex64"), np.int64),
+        (("UInt64", "SplitUInt64"), np.uint64),
+        (("Real16", "SplitReal16"), np.float16),
+        (("Real32", "SplitReal32", "Real32Trunc", "Real32Quant"), np.float32),
+        (("Real64", "SplitReal64"), np.float64),
+    ]
+    for name in names
+}
+
+
+def column_dtype(f: Field) -> np.dtype | None:
+    """dtype of the first column of the field's first representation, if it has one."""
+    if f.columns and f.columns[0]:
+        return _COLUMN_DTYPE.get(f.columns[0][0][1])
+    return None
+
+
+def _index_is_32bit(f: Field) -> bool:
+    """Whether the field's offsets come from a 32-bit index column (uproot then uses i32 offsets)."""
+    return bool(f.columns and f.columns[0] and f.columns[0][0][2] == 32)
+
+
+def _index(values: np.ndarray, wide: bool) -> ak.index.Index:
+    if wide:
+        return ak.index.Index64(values.astype(np.int64, copy=False))
+    return ak.index.Index32(values.astype(np.int32, copy=False))
+
+
+def _buffer_values(arr: pa.Array, which: int, dtype: np.dtype, count: int, start: int) -> np.ndarray:
+    """``count`` values of ``dtype`` from buffer ``which`` of ``arr`` starting at element ``start`` (no copy)."""
+    buf = arr.buffers()[which]
+    if count == 0 or buf is None:
+        return np.empty(0, dtype)
+    return np.frombuffer(buf, dtype, count=start + count)[start:]
+
+
+def _numbers(arr: pa.Array) -> np.ndarray:
+    """Values of a fixed-width Arrow array as numpy, ignoring its validity."""
+    n = len(arr)
+    if pa.types.is_boolean(arr.type):
+        buf = arr.buffers()[1]
+        if n == 0 or buf is None:
+            return np.empty(0, np.bool_)
+        first = arr.offset
+        raw = np.frombuffer(buf, np.uint8, count=(first + n + 7) // 8)
+        return np.unpackbits(raw, count=first + n, bitorder="little")[first:].view(np.bool_)
+    dtype = np.dtype(arr.type.to_pandas_dtype())
+    return _buffer_values(arr, 1, dtype, n, arr.offset)
+
+
+def _valid(arr: pa.Array) -> np.ndarray:
+    """Validity of each element as a numpy bool array."""
+    if arr.null_count == 0:
+        return np.ones(len(arr), np.bool_)
+    return arr.is_valid().to_numpy(zero_copy_only=False)
+
+
+def _bytes_list(arr: pa.Array, f: Field, parameters: dict, inner: dict) -> ak.contents.Content:
+    if len(arr) == 0:
+        offsets = np.zeros(1, np.int64)
+    else:
+        offsets = _buffer_values(arr, 1, np.dtype(np.int64), len(arr) + 1, arr.offset)
+    n = int(offsets[-1])
+    data = _buffer_values(arr, 2, np.dtype(np.uint8), n, 0)
+    content = ak.contents.NumpyArray(data, parameters=inner)
+    return ak.contents.ListOffsetArray(_index(offsets, not _index_is_32bit(f)), content, parameters=parameters)
+
+
+def field_to_layout(arr: pa.Array, f: Field, keys: frozenset[str] | None = None) -> ak.contents.Content:
+    """The awkward layout of field ``f`` from its Arrow array (whose validity, if any, belongs to a parent).
+
+    With ``keys`` (the display paths of the selected fields, of all their
+    subfields and of all their ancestors), record members not in ``keys`` are
+    left out, as uproot does when a filter selects some subfields of a record.
+    """
+    kind = f.kind
+    if kind in ("primitive", "cardinality"):
+        values = _numbers(arr)
+        target = column_dtype(f)
+        if target is not None and values.dtype != target:
+            if values.dtype.itemsize == target.itemsize and values.dtype.kind in "iu" and target.kind in "iu":
+                values = values.view(target)  # char (int8) is uint8 in uproot
+            else:
+                values = values.astype(target)
+        return ak.contents.NumpyArray(values)
+    if kind == "string":
+        return _bytes_list(arr, f, {"__array__": "string"}, {"__array__": "char"})
+    if kind == "streamer":
+        return _bytes_list(arr, f, {"__array__": "bytestring"}, {"__array__": "byte"})
+    if kind == "collection":
+        offsets = arr.offsets.to_numpy()
+        content = field_to_layout(arr.values, f.children[0], keys)
+        return ak.contents.ListOffsetArray(_index(offsets, not _index_is_32bit(f)), content)
+    if kind == "optional":
+        return _optional(arr, f, keys)
+    if kind in ("array", "bitset"):
+        size = arr.type.list_size
+        values = arr.values.slice(arr.offset * size, len(arr) * size)
+        if kind == "array":
+            content = field_to_layout(values, f.children[0], keys)
+        else:
+            content = ak.contents.NumpyArray(_numbers(values))
+        return ak.contents.RegularArray(content, size, zeros_length=len(arr))
+    if kind == "record":
+        return _record(arr, f, keys)
+    if kind == "variant":
+        return _variant(arr, f, keys)
+    if kind == "wrapper":
+        return field_to_layout(arr, f.children[0], keys)
+    raise NotImplementedError(f"field '{f.path}' of type '{f.type_name}' cannot be converted ({kind})")
+
+
+def _optional(arr: pa.Array, f: Field, keys: frozenset[str] | None) -> ak.contents.Content:
+    """``std::optional`` -> IndexedOptionArray, ``std::unique_ptr`` -> list of zero or one item."""
+    valid = _valid(arr)
+    content = field_to_layout(arr, f.children[0], keys)
+    wide = not _index_is_32bit(f)
+    if f.type_name.startswith("std::optional"):
+        positions = np.arange(len(arr), dtype=np.int64 if wide else np.int32)
+        return ak.contents.IndexedOptionArray(_index(np.where(valid, positions, -1), wide), content)
+    offsets = np.zeros(len(arr) + 1, np.int64)
+    np.cumsum(valid, out=offsets[1:])
+    items = content[np.flatnonzero(valid)] if not valid.all() else content
+    return ak.contents.ListOffsetArray(_index(offsets, wide), items)
+
+
+def _record(arr: pa.Array, f: Field, keys: frozenset[str] | None) -> ak.contents.Content:
+    contents = []
+    names = []
+    for member, route in f.record_members():
+        if keys is not None and not member.in_variant and member.display_path not in keys:
+            continue
+        a = arr
+        for i in route:
+            a = a.field(i)
+        contents.append(field_to_layout(a, member, keys))
+        names.append(member.display_name)
+    return ak.contents.RecordArray(contents, None if f.is_tuple_like() else names, length=len(arr))
+
+
+def _variant(arr: pa.Array, f: Field, keys: frozenset[str] | None) -> ak.contents.Content:
+    """Dense union -> uproot's union with an extra first content for valueless variants."""
+    # (UnionArray.type_codes and .offsets ignore a slice's offset; the buffers don't.)
+    codes = _buffer_values(arr, 1, np.dtype(np.int8), len(arr), arr.offset)
+    offsets = _buffer_values(arr, 2, np.dtype(np.int32), len(arr), arr.offset)
+    alternative = np.empty(256, np.int8)
+    alternative[np.asarray(arr.type.type_codes, np.uint8)] = np.arange(arr.type.num_fields, dtype=np.int8)
+    tags = alternative[codes.view(np.uint8)] + np.int8(1)
+    index = offsets.astype(np.int64)
+    # Valueless entries point at null slots of the first alternative.
+    first = arr.field(0)
+    if first.null_count:
+        in_first = tags == 1
+        null_slot = in_first.copy()
+        null_slot[in_first] = ~_valid(first)[offsets[in_first]]
+        tags[null_slot] = 0
+        index[null_slot] = np.arange(np.count_nonzero(null_slot))
+    n_invalid = int(np.count_nonzero(tags == 0))
+    contents: list[ak.contents.Content] = [
+        ak.contents.IndexedOptionArray(ak.index.Index64(np.full(n_invalid, -1, np.int64)), ak.contents.EmptyArray())
+    ]
+    for k, child in enumerate(f.children):
+        c = field_to_layout(arr.field(k), child, keys)
+        if not (c.is_option or c.is_union):
+            c = ak.contents.UnmaskedArray(c)
+        contents.append(c)
+    return ak.contents.UnionArray(ak.index.Index8(tags), ak.index.Index64(index), contents)
+
+
+def batch_to_layout(
+    batch: pa.RecordBatch, fields: list[Field], keys: frozenset[str] | None = None
+) -> ak.contents.RecordArray:
+    """A record batch of top-level fields (in the order of ``fields``) as one RecordArray.
+
+    ``keys``: see :func:`field_to_layout`; None keeps every member.
+    """
+    contents = [field_to_layout(batch.column(i), f, keys) for i, f in enumerate(fields)]
+    return ak.contents.RecordArray(contents, [f.name for f in fields], length=batch.num_rows)

@@ -1,0 +1,247 @@
+"""The field tree of an RNTuple as Python objects.
+
+``Field`` mirrors one entry of the header's field list (spec "Field
+Description") with its subfields and columns. Besides the on-disk name, every
+field carries the name uproot shows for it (``display_name``) so that the
+awkward arrays built from it have the same record field names as uproot's:
+
+* subfields ``_0``, ``_1``... of a record (tuple and pair members) lose the
+  leading underscore;
+* base-class subfields ``:_0``, ``:_1``... of a record are transparent: their
+  members appear directly in the derived record;
+* when that makes two members of one record share a name, each is prefixed
+  with the names of the classes it comes from (``"Base::member"``), one
+  class at a time, outermost first, until the names are unique.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._lib import FieldDict
+
+__all__ = ["Field", "build_fields", "iter_fields"]
+
+_TUPLE_MEMBER = re.compile(r"_[0-9]+")
+_BASE_CLASS = re.compile(r":_[0-9]+")
+
+# Structural roles (spec "Field Description"), derived from the reader's field kinds.
+LEAF, COLLECTION, RECORD, VARIANT, STREAMER = "leaf", "collection", "record", "variant", "streamer"
+_ROLE_OF_KIND = {
+    "record": RECORD,
+    "collection": COLLECTION,
+    "optional": COLLECTION,
+    "variant": VARIANT,
+    "streamer": STREAMER,
+}
+
+
+@dataclass(eq=False)
+class Field:
+    """One field of an RNTuple, with its subfields."""
+
+    id: int
+    name: str
+    type_name: str
+    type_alias: str
+    description: str
+    kind: str
+    projected: bool
+    columns: list[list[tuple[int, str, int]]]
+    """Physical columns ``(column id, column type, bits on storage)``, one list per representation."""
+    children: list[Field] = field(default_factory=list)
+    parent: Field | None = field(default=None, repr=False)
+    display_name: str = ""
+    """The name uproot gives this field (see the module documentation)."""
+
+    @property
+    def role(self) -> str:
+        """Structural role: ``"leaf"``, ``"collection"``, ``"record"``, ``"variant"`` or ``"streamer"``."""
+        return _ROLE_OF_KIND.get(self.kind, LEAF)
+
+    @property
+    def is_repetitive(self) -> bool:
+        """Whether this is a fixed-size array (``std::array``, C array, ``std::bitset``)."""
+        return self.kind in ("array", "bitset")
+
+    @property
+    def readable(self) -> bool:
+        """Whether this reader can read the field and all of its subfields."""
+        return not self.kind.startswith("unsupported") and all(c.readable for c in self.children)
+
+    @property
+    def is_transparent(self) -> bool:
+        """Whether the field adds no name to paths (an item field, a base class, an atomic's value)."""
+        p = self.parent
+        if p is None:
+            return False
+        if p.role in (COLLECTION, VARIANT) or p.is_repetitive:
+            return True
+        if p.role == LEAF and self.name == "_0":
+            return True
+        return p.role == RECORD and _BASE_CLASS.fullmatch(self.name) is not None
+
+    @property
+    def in_variant(self) -> bool:
+        """Whether some ancestor is a ``std::variant``."""
+        p = self.parent
+        while p is not None:
+            if p.role == VARIANT:
+                return True
+            p = p.parent
+        return False
+
+    @property
+    def path(self) -> str:
+        """Dotted path of on-disk names from the top-level field."""
+        names = []
+        f: Field | None = self
+        while f is not None:
+            names.append(f.name)
+            f = f.parent
+        return ".".join(reversed(names))
+
+    @property
+    def display_path(self) -> str | None:
+        """Dotted path of display names, skipping transparent fields; ``None`` for transparent fields."""
+        if self.is_transparent or self.in_variant:
+            return None
+        names = [self.display_name]
+        p = self.parent
+        while p is not None:
+            if not p.is_transparent:
+                names.append(p.display_name)
+            p = p.parent
+        return ".".join(reversed(names))
+
+    def record_members(self) -> list[tuple[Field, list[int]]]:
+        """Members shown for a record: (field, child positions from this record down to it).
+
+        Base-class subfields are expanded in place of themselves, in the order
+        uproot uses (a depth-first walk that visits the last base class first).
+        """
+        out: list[tuple[Field, list[int]]] = []
+        pending: list[tuple[Field, list[int]]] = [(self, [])]
+        while pending:
+            current, route = pending.pop()
+            for i, child in enumerate(current.children):
+                if child.is_transparent:
+                    pending.append((child, [*route, i]))
+                else:
+                    out.append((child, [*route, i]))
+        return out
+
+    def is_tuple_like(self) -> bool:
+        """Whether a record's members are all named ``_0``, ``_1``... (pairs, tuples, empty classes)."""
+        return all(_TUPLE_MEMBER.fullmatch(f.name) is not None for f, _ in self.record_members())
+
+    def to_dict(self) -> dict[str, object]:
+        """The field as a nested ``dict``, as ``_lib.RNTuple.fields()`` returns it."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "type_name": self.type_name,
+            "type_alias": self.type_alias,
+            "description": self.description,
+            "kind": self.kind,
+            "projected": self.projected,
+            "columns": self.columns,
+            "children": [c.to_dict() for c in self.children],
+        }
+
+
+def iter_fields(fields: list[Field]) -> Iterator[Field]:
+    """All fields of the trees in ``fields``, depth first."""
+    stack = list(reversed(fields))
+    while stack:
+        f = stack.pop()
+        yield f
+        stack.extend(reversed(f.children))
+
+
+def _from_dict(d: FieldDict, parent: Field | None) -> Field:
+    f = Field(
+        id=d["id"],
+        name=d["name"],
+        type_name=d["type_name"],
+        type_alias=d["type_alias"],
+        description=d["description"],
+        kind=d["kind"],
+        projected=d["projected"],
+        columns=[[tuple(c) for c in rep] for rep in d["columns"]],  # type: ignore[misc]
+        parent=parent,
+    )
+    f.children = [_from_dict(c, f) for c in d["children"]]
+    return f
+
+
+def build_fields(dicts: list[FieldDict]) -> list[Field]:
+    """Builds the field trees and assigns every field its display name."""
+    top = [_from_dict(d, None) for d in dicts]
+    every = list(iter_fields(top))
+    for f in every:
+        p = f.parent
+        if p is not None and p.role == RECORD and _TUPLE_MEMBER.fullmatch(f.name):
+            f.display_name = f.name[1:]
+        else:
+            f.display_name = f.name
+    _disambiguate(every)
+    return top
+
+
+def _disambiguate(every: list[Field]) -> None:
+    """Prefixes class names to members that end up with the same display path."""
+    groups: dict[str, list[Field]] = defaultdict(list)
+    for f in every:
+        path = f.display_path
+        if path is not None:
+            groups[path].append(f)
+    renames: list[tuple[Field, str]] = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        chains = []
+        for f in members:
+            chain = []
+            a: Field | None = f
+            while a is not None:
+                chain.append(a)
+                a = a.parent
+            chains.append(chain)
+        # Drop the ancestors all members share.
+        while all(len(c) > 1 for c in chains) and all(c[-1] is chains[0][-1] for c in chains[1:]):
+            for c in chains:
+                c.pop()
+        # [member name, type of its class, type of that class's owner, ...]
+        stacks = [[c[0].display_name] + [a.type_name for a in c[1:]] for c in chains]
+        depth = [0] * len(stacks)
+        names = [_prefixed(s, 0) for s in stacks]
+        limit = max(len(s) for s in stacks)
+        while len(set(names)) != len(names):
+            counts = Counter(names)
+            for i, s in enumerate(stacks):
+                if counts[names[i]] > 1:
+                    depth[i] += 1
+                    if depth[i] >= limit:
+                        break
+                    names[i] = _prefixed(s, depth[i])
+            else:
+                continue
+            break  # cannot be made unique: keep what we have
+        renames.extend(zip(members, names, strict=True))
+    for f, name in renames:
+        f.display_name = name
+
+
+def _prefixed(stack: list[str], depth: int) -> str:
+    """``["m", "Base", "Child"]`` with depth 1 -> ``"Child::m"``, depth 2 -> ``"Child::Base::m"``."""
+    if len(stack) < 2 or depth == 0:
+        return stack[0]
+    depth = min(depth, len(stack) - 1)
+    outer_first = stack[:0:-1]
+    return "::".join(outer_first[:depth]) + "::" + stack[0]

@@ -1,0 +1,293 @@
+"""``RNTuple``: one RNTuple of an open file, read into awkward, numpy, pandas or pyarrow."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
+
+import awkward as ak
+import pyarrow as pa
+
+from ._awkward import batch_to_layout
+from ._fields import Field, build_fields, iter_fields
+from ._filters import Filter, make_filter, parse_memory_size
+from ._numpy import to_numpy_dict, to_pandas
+
+if TYPE_CHECKING:
+    from . import _lib
+
+__all__ = ["Cluster", "Column", "RNTuple"]
+
+_LIBRARIES = {
+    "ak": "ak",
+    "awkward": "ak",
+    "np": "np",
+    "numpy": "np",
+    "pd": "pd",
+    "pandas": "pd",
+    "pa": "pa",
+    "pyarrow": "pa",
+    "arrow": "pa",
+}
+
+# Entries read to estimate the bytes per entry when iterating by memory size.
+_PROBE_ENTRIES = 1000
+
+
+class Column(NamedTuple):
+    """A physical column (spec "Column Description")."""
+
+    id: int
+    type: str
+    bits: int
+    field_id: int
+    representation: int
+
+
+class Cluster(NamedTuple):
+    """A cluster: a range of entries stored together."""
+
+    first_entry: int
+    num_entries: int
+    group: int
+
+
+def _library(library: str) -> str:
+    try:
+        return _LIBRARIES[library.lower()]
+    except (KeyError, AttributeError):
+        raise ValueError(f"library must be one of 'ak', 'np', 'pd' or 'pa', not {library!r}") from None
+
+
+def _entry_range(num_entries: int, entry_start: int | None, entry_stop: int | None) -> tuple[int, int]:
+    """Python-slice-like bounds: None means the end, negative counts from the end, clamped to the entries."""
+    start = 0 if entry_start is None else int(entry_start)
+    stop = num_entries if entry_stop is None else int(entry_stop)
+    if start < 0:
+        start += num_entries
+    if stop < 0:
+        stop += num_entries
+    start = min(num_entries, max(0, start))
+    stop = min(num_entries, max(0, stop))
+    return start, max(start, stop)
+
+
+class RNTuple:
+    """An RNTuple: a table of entries whose fields may be nested.
+
+    Obtained from a file, ``rntuple.open("f.root")["Events"]``.
+    """
+
+    def __init__(self, inner: _lib.RNTuple, file_path: str | None = None) -> None:
+        self._inner = inner
+        self._file_path = file_path
+        self._fields: list[Field] | None = None
+
+    def __repr__(self) -> str:
+        where = f" in {self._file_path!r}" if self._file_path else ""
+        return f"<RNTuple {self.name!r} ({self.num_entries} entries, {len(self.fields)} fields){where}>"
+
+    @property
+    def name(self) -> str:
+        """Path of the RNTuple in its file (``"Events"``, ``"dir/Events"``)."""
+        return self._inner.name
+
+    @property
+    def num_entries(self) -> int:
+        """Number of entries."""
+        return self._inner.num_entries
+
+    def __len__(self) -> int:
+        return self._inner.num_entries
+
+    @property
+    def description(self) -> str:
+        """The description stored in the header."""
+        return self._inner.description
+
+    @property
+    def fields(self) -> list[Field]:
+        """Top-level fields, each with its subfields (``Field.children``)."""
+        if self._fields is None:
+            self._fields = build_fields(self._inner.fields())
+        return self._fields
+
+    def field_tree(self) -> list[dict[str, Any]]:
+        """The field tree as nested dicts."""
+        return [f.to_dict() for f in self.fields]
+
+    def keys(self, filter_name: Filter = None, recursive: bool = False) -> list[str]:
+        """Names of the top-level fields; with ``recursive=True`` also dotted paths of subfields.
+
+        Subfield paths use the names of the awkward records (uproot's spelling):
+        item fields of collections and base classes add no segment.
+        """
+        accept = make_filter(filter_name)
+        if not recursive:
+            return [f.name for f in self.fields if accept(f.name)]
+        out = []
+        for f in iter_fields(self.fields):
+            path = f.display_path
+            if path is not None and accept(path):
+                out.append(path)
+        return out
+
+    def typenames(self, filter_name: Filter = None) -> dict[str, str]:
+        """C++ type name of each top-level field."""
+        accept = make_filter(filter_name)
+        return {f.name: f.type_name for f in self.fields if accept(f.name)}
+
+    def __contains__(self, name: object) -> bool:
+        return any(f.name == name for f in self.fields)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __getitem__(self, path: str) -> Field:
+        """The field at ``path`` (on-disk names separated by ``.`` or ``/``)."""
+        level = self.fields
+        found: Field | None = None
+        for part in path.replace("/", ".").split("."):
+            found = next((f for f in level if f.name == part), None)
+            if found is None:
+                raise KeyError(f"no field '{path}' in RNTuple '{self.name}'")
+            level = found.children
+        assert found is not None
+        return found
+
+    @property
+    def columns(self) -> list[Column]:
+        """Physical columns, in column-id order."""
+        return [Column(*c) for c in self._inner.columns()]
+
+    @property
+    def clusters(self) -> list[Cluster]:
+        """Clusters, in entry order."""
+        return [Cluster(*c) for c in self._inner.clusters()]
+
+    def show(self, stream: TextIO | None = None) -> None:
+        """Prints the schema and storage summary (the text of ``rntuple show``)."""
+        print(self._inner.show(), end="", file=sys.stdout if stream is None else stream)
+
+    def _select(
+        self, expressions: str | list[str] | None, filter_name: Filter
+    ) -> tuple[list[Field], frozenset[str] | None]:
+        """Top-level fields to read and, when only parts of records are selected, the paths to keep.
+
+        Like uproot, a name filter is tried on every field's name and on its
+        dotted path (``"rec.member"``, also with a leading dot); a selected
+        field comes with all its subfields, and a selected subfield comes with
+        its parents but not with its siblings. ``expressions`` are exact names
+        or paths; an unknown one raises ``KeyError``.
+        """
+        if expressions is not None:
+            if filter_name is not None:
+                raise ValueError("give either expressions (field names) or filter_name, not both")
+            names = [expressions] if isinstance(expressions, str) else list(expressions)
+            known = set(self.keys(recursive=True)) | {f.name for f in self.fields}
+            missing = [n for n in names if n not in known]
+            if missing:
+                raise KeyError(f"no field {missing[0]!r} in RNTuple '{self.name}' (fields: {self.keys()})")
+            filter_name = names
+        candidates = [f for f in self.fields if f.readable]
+        if filter_name is None:
+            return candidates, None
+        accept = make_filter(filter_name)
+        names = {}  # display path -> display name
+        for f in iter_fields(candidates):
+            if f.display_path is not None:
+                names[f.display_path] = f.display_name
+        paths = list(names)
+        chosen = {p for p in paths if accept(names[p]) or (p != names[p] and accept(p)) or accept("." + p)}
+        # A selected field brings its subfields; every ancestor of a kept path is kept too.
+        keys: set[str] = set()
+        for path in paths:
+            prefixes = [path[:i] for i, char in enumerate(path) if char == "."]
+            if path in chosen or any(p in chosen for p in prefixes):
+                keys.add(path)
+                keys.update(prefixes)
+        fields = [f for f in candidates if f.name in keys]
+        return fields, frozenset(keys)
+
+    def _read_batch(self, fields: list[Field], start: int, stop: int) -> pa.RecordBatch:
+        return pa.record_batch(self._inner.read([f.name for f in fields], start, stop))
+
+    def _convert(
+        self, batch: pa.RecordBatch, fields: list[Field], keys: frozenset[str] | None, library: str, start: int
+    ) -> Any:
+        if library == "pa":
+            return pa.Table.from_batches([batch])
+        array = ak.Array(batch_to_layout(batch, fields, keys))
+        if library == "ak":
+            return array
+        if library == "np":
+            return to_numpy_dict(array)
+        return to_pandas(array, start)
+
+    def arrays(
+        self,
+        expressions: str | list[str] | None = None,
+        *,
+        filter_name: Filter = None,
+        entry_start: int | None = None,
+        entry_stop: int | None = None,
+        library: str = "ak",
+    ) -> Any:
+        """Reads fields over a range of entries.
+
+        Args:
+            expressions: top-level field names to read (in this order); all
+                readable fields when None.
+            filter_name: selects top-level fields by name: a name, a glob
+                (``"Muon_*"``), a regex between slashes (``"/^Muon_(pt|eta)$/"``),
+                a callable, or a list of those.
+            entry_start, entry_stop: entry range like a Python slice (None for
+                the ends, negative from the end).
+            library: ``"ak"`` (awkward Array with uproot's forms), ``"np"`` (dict
+                of numpy arrays), ``"pd"`` (pandas DataFrame) or ``"pa"``
+                (pyarrow Table).
+        """
+        lib = _library(library)
+        fields, keys = self._select(expressions, filter_name)
+        start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
+        return self._convert(self._read_batch(fields, start, stop), fields, keys, lib, start)
+
+    def iterate(
+        self,
+        expressions: str | list[str] | None = None,
+        *,
+        step_size: int | str = "100 MB",
+        filter_name: Filter = None,
+        entry_start: int | None = None,
+        entry_stop: int | None = None,
+        library: str = "ak",
+    ) -> Iterator[Any]:
+        """Reads fields in consecutive ranges of entries, yielding one ``arrays()`` result per range.
+
+        ``step_size`` is a number of entries or a memory size such as
+        ``"100 MB"`` (estimated from the in-memory size of the first entries).
+        """
+        lib = _library(library)
+        fields, keys = self._select(expressions, filter_name)
+        start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
+        step = self._step_entries(step_size, fields, start, stop)
+        for lo in range(start, stop, step):
+            hi = min(stop, lo + step)
+            yield self._convert(self._read_batch(fields, lo, hi), fields, keys, lib, lo)
+
+    def _step_entries(self, step_size: int | str, fields: list[Field], start: int, stop: int) -> int:
+        if isinstance(step_size, int) and not isinstance(step_size, bool):
+            if step_size <= 0:
+                raise ValueError(f"step_size must be positive, not {step_size}")
+            return step_size
+        target = parse_memory_size(step_size)
+        if target <= 0:
+            raise ValueError(f"step_size must be positive, not {step_size!r}")
+        n = min(stop - start, _PROBE_ENTRIES)
+        if n <= 0 or not fields:
+            return max(1, stop - start)
+        nbytes = self._read_batch(fields, start, start + n).nbytes
+        if nbytes == 0:
+            return max(1, stop - start)
+        return max(1, int(target * n // nbytes))

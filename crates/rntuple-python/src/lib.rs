@@ -1,0 +1,221 @@
+//! Python bindings: a thin layer over the `rntuple` crate. Arrays cross into
+//! Python through the Arrow PyCapsule interface; the `rntuple` package turns
+//! them into awkward / numpy / pandas objects.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyFileNotFoundError, PyException, PyIOError, PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3_arrow::PyRecordBatch;
+use rntuple::{FieldKind, FieldNode, RNTupleFile, ReadOptions};
+use rntuple_format::Error;
+
+pyo3::create_exception!(_lib, RNTupleError, PyException, "Base class of errors raised by rntuple.");
+pyo3::create_exception!(_lib, FormatError, RNTupleError, "The file contradicts the RNTuple or ROOT file format.");
+pyo3::create_exception!(_lib, TruncatedError, FormatError, "The file ends before a structure is complete.");
+pyo3::create_exception!(_lib, ChecksumError, FormatError, "A stored checksum does not match the data.");
+pyo3::create_exception!(_lib, UnsupportedError, RNTupleError, "The file uses a feature rntuple does not support.");
+pyo3::create_exception!(_lib, AllocationError, FormatError, "A size in the file is larger than the file can justify.");
+pyo3::create_exception!(_lib, DecompressionError, FormatError, "A compressed block cannot be decompressed.");
+
+fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::OutOfSpec { .. } => FormatError::new_err(msg),
+        Error::Truncated { .. } => TruncatedError::new_err(msg),
+        Error::ChecksumMismatch { .. } => ChecksumError::new_err(msg),
+        Error::Unsupported { .. } => UnsupportedError::new_err(msg),
+        Error::WouldOverAllocate { .. } => AllocationError::new_err(msg),
+        Error::Decompression { .. } => DecompressionError::new_err(msg),
+        Error::NotFound { .. } => PyKeyError::new_err(msg),
+        Error::InvalidArgument { .. } => PyValueError::new_err(msg),
+        Error::Io { source, .. } => match source.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+            _ => PyIOError::new_err(msg),
+        },
+        _ => RNTupleError::new_err(msg),
+    }
+}
+
+/// An open ROOT file.
+#[pyclass(module = "rntuple._lib", frozen)]
+struct File {
+    inner: RNTupleFile,
+    path: String,
+}
+
+#[pymethods]
+impl File {
+    #[new]
+    #[pyo3(signature = (path, verify_checksums = true))]
+    fn new(py: Python<'_>, path: String, verify_checksums: bool) -> PyResult<Self> {
+        let options = ReadOptions { verify_checksums };
+        let inner = py.detach(|| RNTupleFile::open_with(&path, options)).map_err(to_py)?;
+        Ok(File { inner, path })
+    }
+
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// List of (path, class name, cycle) of every key.
+    fn keys(&self) -> PyResult<Vec<(String, String, i16)>> {
+        let keys = self.inner.keys().map_err(to_py)?;
+        Ok(keys.into_iter().map(|k| (k.path, k.class_name, k.cycle)).collect())
+    }
+
+    fn rntuple_names(&self) -> PyResult<Vec<String>> {
+        self.inner.rntuple_names().map_err(to_py)
+    }
+
+    fn rntuple(&self, py: Python<'_>, name: &str) -> PyResult<RNTuple> {
+        let nt = py.detach(|| self.inner.rntuple(name)).map_err(to_py)?;
+        Ok(RNTuple { inner: Arc::new(nt) })
+    }
+}
+
+/// One RNTuple.
+#[pyclass(module = "rntuple._lib", frozen)]
+struct RNTuple {
+    inner: Arc<rntuple::RNTuple>,
+}
+
+fn kind_name(k: &FieldKind) -> String {
+    match k {
+        FieldKind::Primitive(_) => "primitive".into(),
+        FieldKind::String => "string".into(),
+        FieldKind::Cardinality { .. } => "cardinality".into(),
+        FieldKind::Streamer => "streamer".into(),
+        FieldKind::Collection { nullable: false } => "collection".into(),
+        FieldKind::Collection { nullable: true } => "optional".into(),
+        FieldKind::Array { .. } => "array".into(),
+        FieldKind::Bitset { .. } => "bitset".into(),
+        FieldKind::Record => "record".into(),
+        FieldKind::Variant => "variant".into(),
+        FieldKind::Wrapper => "wrapper".into(),
+        FieldKind::Unsupported(what) => format!("unsupported: {what}"),
+    }
+}
+
+fn field_dict<'py>(py: Python<'py>, nt: &rntuple::RNTuple, f: &FieldNode) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", f.id)?;
+    d.set_item("name", &f.name)?;
+    d.set_item("type_name", &f.type_name)?;
+    d.set_item("type_alias", &f.type_alias)?;
+    d.set_item("description", &f.description)?;
+    d.set_item("kind", kind_name(&f.kind))?;
+    d.set_item("projected", f.projected)?;
+    let desc = nt.descriptor();
+    let reps: Vec<Vec<(u32, &str, u16)>> = f
+        .representations
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|&c| {
+                    let cd = &desc.columns[c as usize];
+                    (c, cd.column_type.name(), cd.bits_on_storage)
+                })
+                .collect()
+        })
+        .collect();
+    d.set_item("columns", reps)?;
+    let kids = f.children.iter().map(|c| field_dict(py, nt, c)).collect::<PyResult<Vec<_>>>()?;
+    d.set_item("children", kids)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl RNTuple {
+    #[getter]
+    fn name(&self) -> &str {
+        self.inner.path()
+    }
+
+    #[getter]
+    fn num_entries(&self) -> u64 {
+        self.inner.num_entries()
+    }
+
+    #[getter]
+    fn description(&self) -> &str {
+        &self.inner.descriptor().description
+    }
+
+    /// The field tree as nested dicts (id, name, type_name, kind, columns, children, ...).
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner.schema().fields.iter().map(|f| field_dict(py, &self.inner, f)).collect()
+    }
+
+    /// Physical columns: (id, type name, bits on storage, field id, representation index).
+    fn columns(&self) -> Vec<(usize, &'static str, u16, u32, u16)> {
+        self.inner
+            .descriptor()
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, c.column_type.name(), c.bits_on_storage, c.field_id, c.representation_index))
+            .collect()
+    }
+
+    /// Clusters: (first entry, number of entries, cluster group).
+    fn clusters(&self) -> Vec<(u64, u64, usize)> {
+        self.inner.descriptor().clusters.iter().map(|c| (c.first_entry, c.num_entries, c.group)).collect()
+    }
+
+    /// Names of the top-level fields read by default.
+    fn readable_fields(&self) -> Vec<String> {
+        self.inner.readable_fields().iter().map(|f| f.name.clone()).collect()
+    }
+
+    /// Reads fields over an entry range into an Arrow record batch (PyCapsule interface).
+    #[pyo3(signature = (fields = None, entry_start = 0, entry_stop = None))]
+    fn read(
+        &self,
+        py: Python<'_>,
+        fields: Option<Vec<String>>,
+        entry_start: u64,
+        entry_stop: Option<u64>,
+    ) -> PyResult<PyRecordBatch> {
+        let nt = self.inner.clone();
+        let batch = py
+            .detach(move || {
+                let names: Option<Vec<&str>> = fields.as_ref().map(|v| v.iter().map(|s| s.as_str()).collect());
+                nt.read(names.as_deref(), entry_start, entry_stop.unwrap_or(u64::MAX))
+            })
+            .map_err(to_py)?;
+        Ok(PyRecordBatch::new(batch))
+    }
+
+    /// The text of `rntuple show`.
+    fn show(&self) -> PyResult<String> {
+        let mut buf = Vec::new();
+        rntuple_cli::show_rntuple(&self.inner, &mut buf).map_err(|e| PyIOError::new_err(e.to_string()))?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+}
+
+/// Runs the `rntuple` command line with `argv` (program name first).
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.detach(|| rntuple_cli::run(argv))
+}
+
+#[pymodule]
+fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<File>()?;
+    m.add_class::<RNTuple>()?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add("RNTupleError", py.get_type::<RNTupleError>())?;
+    m.add("FormatError", py.get_type::<FormatError>())?;
+    m.add("TruncatedError", py.get_type::<TruncatedError>())?;
+    m.add("ChecksumError", py.get_type::<ChecksumError>())?;
+    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("AllocationError", py.get_type::<AllocationError>())?;
+    m.add("DecompressionError", py.get_type::<DecompressionError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

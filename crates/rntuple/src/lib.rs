@@ -1,0 +1,230 @@
+//! `rntuple`: read ROOT RNTuple data into Arrow arrays.
+//!
+//! ```no_run
+//! let file = rntuple::RNTupleFile::open("data.root")?;
+//! let events = file.rntuple("Events")?;
+//! let batch = events.read(Some(&["nMuon", "Muon_pt"]), 0, events.num_entries())?;
+//! # Ok::<(), rntuple::Error>(())
+//! ```
+
+pub mod descriptor;
+pub mod json;
+mod read;
+pub mod schema;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+pub use rntuple_container::{Anchor, KeyInfo, RootFile};
+use rntuple_format::compression::decompress;
+use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
+pub use rntuple_format::{Error, Location, Result};
+
+pub use descriptor::{ClusterInfo, Descriptor};
+pub use read::PageSource;
+pub use schema::{FieldKind, FieldNode, Schema};
+
+/// Options of the reader.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
+    /// Verify the xxh3 checksums of anchor, envelopes and pages (default: on).
+    pub verify_checksums: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { verify_checksums: true }
+    }
+}
+
+/// A ROOT file opened for reading RNTuples.
+#[derive(Debug, Clone)]
+pub struct RNTupleFile {
+    root: Arc<RootFile>,
+    options: ReadOptions,
+}
+
+impl RNTupleFile {
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, ReadOptions::default())
+    }
+
+    pub fn open_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self> {
+        let root = RootFile::open_with(path, rntuple_container::OpenOptions { verify_checksums: options.verify_checksums })?;
+        Ok(RNTupleFile { root: Arc::new(root), options })
+    }
+
+    /// Wraps an already opened container.
+    pub fn from_root_file(root: RootFile, options: ReadOptions) -> Self {
+        RNTupleFile { root: Arc::new(root), options }
+    }
+
+    pub fn root_file(&self) -> &RootFile {
+        &self.root
+    }
+
+    /// Every key of the file, subdirectories included (`"dir/sub/name"`).
+    pub fn keys(&self) -> Result<Vec<KeyInfo>> {
+        self.root.keys()
+    }
+
+    /// Paths of the RNTuples in the file.
+    pub fn rntuple_names(&self) -> Result<Vec<String>> {
+        self.root.rntuple_names()
+    }
+
+    /// Opens the RNTuple at `path` (`"Events"`, `"dir/Events"`): reads and
+    /// checks its anchor, header, footer and page lists.
+    pub fn rntuple(&self, path: &str) -> Result<RNTuple> {
+        RNTuple::open(self.root.clone(), path, self.options)
+    }
+}
+
+/// One RNTuple: its descriptor, schema and a page source.
+#[derive(Debug, Clone)]
+pub struct RNTuple {
+    path: String,
+    anchor: Anchor,
+    schema: Schema,
+    source: PageSource,
+}
+
+fn read_envelope(root: &RootFile, offset: u64, size: u64, length: u64, max_key: u64, what: &str) -> Result<Vec<u8>> {
+    let raw = root.read_payload(offset, size, max_key).map_err(|e| e.within(what))?;
+    if size == length {
+        return Ok(raw);
+    }
+    if length > size.saturating_mul(1 << 16).saturating_add(1 << 20) {
+        return Err(Error::WouldOverAllocate {
+            requested: length,
+            limit: size.saturating_mul(1 << 16),
+            location: Location::new(what, Some(offset)),
+        });
+    }
+    decompress(&raw, length as usize, &Location::new(what, Some(offset)))
+}
+
+impl RNTuple {
+    fn open(root: Arc<RootFile>, path: &str, options: ReadOptions) -> Result<Self> {
+        let anchor = root.anchor(path)?;
+        let mk = anchor.max_key_size;
+        let verify = options.verify_checksums;
+        let hbytes =
+            read_envelope(&root, anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, "header envelope")?;
+        let header = parse_header(&hbytes, verify).map_err(|e| e.within("header envelope"))?;
+        let fbytes =
+            read_envelope(&root, anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope")?;
+        let footer = parse_footer(&fbytes, verify).map_err(|e| e.within("footer envelope"))?;
+        let hsum = header_checksum(&hbytes)?;
+        if verify && footer.header_checksum != hsum {
+            return Err(Error::ChecksumMismatch {
+                stored: footer.header_checksum,
+                computed: hsum,
+                location: Location::new("header checksum recorded in the footer envelope", Some(anchor.seek_footer)),
+            });
+        }
+        let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
+        for (g, cg) in footer.cluster_groups.iter().enumerate() {
+            let what = format!("page list envelope of cluster group {g}");
+            let l = cg.page_list;
+            let bytes = read_envelope(&root, l.locator.offset, l.locator.size, l.length, mk, &what)?;
+            let pl = parse_page_list(&bytes, verify).map_err(|e| e.within(&what))?;
+            if verify && pl.header_checksum != hsum {
+                return Err(Error::ChecksumMismatch {
+                    stored: pl.header_checksum,
+                    computed: hsum,
+                    location: Location::new(format!("header checksum recorded in the {what}"), Some(l.locator.offset)),
+                });
+            }
+            page_lists.push(pl);
+        }
+        let desc = Arc::new(Descriptor::new(header, footer, page_lists)?);
+        let schema = Schema::from_descriptor(&desc)?;
+        let column_multiplier = read::column_multipliers(&schema, desc.columns.len());
+        let source = PageSource { file: root, desc, max_key_size: mk, verify_checksums: verify, column_multiplier };
+        Ok(RNTuple { path: path.to_string(), anchor, schema, source })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+    pub fn anchor(&self) -> &Anchor {
+        &self.anchor
+    }
+    pub fn descriptor(&self) -> &Descriptor {
+        &self.source.desc
+    }
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    pub fn num_entries(&self) -> u64 {
+        self.source.desc.num_entries()
+    }
+
+    /// Top-level fields read by default: all but those of a type this
+    /// implementation cannot read (the spec asks readers to skip them).
+    pub fn readable_fields(&self) -> Vec<&FieldNode> {
+        self.schema.fields.iter().filter(|f| !has_unsupported(f)).collect()
+    }
+
+    /// Arrow schema of [`RNTuple::readable_fields`].
+    pub fn arrow_schema(&self) -> SchemaRef {
+        Arc::new(ArrowSchema::new(self.readable_fields().iter().map(|f| f.arrow_field()).collect::<Vec<_>>()))
+    }
+
+    fn select(&self, fields: Option<&[&str]>) -> Result<Vec<&FieldNode>> {
+        match fields {
+            None => Ok(self.readable_fields()),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    self.schema.field(n).ok_or_else(|| Error::NotFound {
+                        what: format!("field '{n}' in RNTuple '{}'", self.path),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// Reads top-level `fields` (all readable ones when `None`) for entries
+    /// `[entry_start, entry_stop)` (clamped to the number of entries).
+    pub fn read(&self, fields: Option<&[&str]>, entry_start: u64, entry_stop: u64) -> Result<RecordBatch> {
+        let sel = self.select(fields)?;
+        let stop = entry_stop.min(self.num_entries());
+        let start = entry_start.min(stop);
+        read::read_range(&self.source, &sel, start, stop)
+    }
+
+    /// Reads everything.
+    pub fn read_all(&self) -> Result<RecordBatch> {
+        self.read(None, 0, u64::MAX)
+    }
+
+    /// Batches of at most `step` entries over `[start, stop)`.
+    pub fn iter_batches<'a>(
+        &'a self,
+        fields: Option<&'a [&'a str]>,
+        step: u64,
+        start: u64,
+        stop: u64,
+    ) -> impl Iterator<Item = Result<RecordBatch>> + 'a {
+        let stop = stop.min(self.num_entries());
+        let step = step.max(1);
+        let mut pos = start.min(stop);
+        std::iter::from_fn(move || {
+            if pos >= stop {
+                return None;
+            }
+            let end = (pos + step).min(stop);
+            let r = self.read(fields, pos, end);
+            pos = end;
+            Some(r)
+        })
+    }
+}
+
+fn has_unsupported(f: &FieldNode) -> bool {
+    matches!(f.kind, FieldKind::Unsupported(_)) || f.children.iter().any(has_unsupported)
+}

@@ -1,0 +1,196 @@
+//! The field tree, built from the flat field list of the descriptor
+//! (spec "Field Description": the parent id links a field to its parent;
+//! top-level fields are their own parent).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Fields, UnionFields, UnionMode};
+use rntuple_format::model::FIELD_FLAG_PROJECTED;
+use rntuple_format::{Error, Location, Result};
+
+use super::kind::{FieldKind, Primitive};
+use crate::descriptor::Descriptor;
+
+/// Deepest field nesting accepted (guards against hostile descriptors).
+const MAX_DEPTH: usize = 256;
+
+/// One field with its subfields and columns.
+#[derive(Debug, Clone)]
+pub struct FieldNode {
+    pub id: u32,
+    pub name: String,
+    pub type_name: String,
+    pub type_alias: String,
+    pub description: String,
+    pub kind: FieldKind,
+    pub projected: bool,
+    pub children: Vec<FieldNode>,
+    /// Physical column ids, grouped by representation index (outer) in
+    /// column order (inner). Alias columns of projected fields resolve to
+    /// their physical columns.
+    pub representations: Vec<Vec<u32>>,
+}
+
+/// The top-level fields of an RNTuple.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    pub fields: Vec<FieldNode>,
+}
+
+impl Schema {
+    pub fn from_descriptor(d: &Descriptor) -> Result<Self> {
+        let n = d.fields.len();
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (i, f) in d.fields.iter().enumerate() {
+            let p = f.parent_id as usize;
+            if p == i {
+                roots.push(i as u32);
+            } else {
+                children[p].push(i as u32);
+            }
+        }
+        // Columns of each field, grouped by representation index.
+        let mut reps: Vec<BTreeMap<u16, Vec<u32>>> = vec![BTreeMap::new(); n];
+        for (cid, c) in d.columns.iter().enumerate() {
+            reps[c.field_id as usize].entry(c.representation_index).or_default().push(cid as u32);
+        }
+        for a in &d.alias_columns {
+            let phys = &d.columns[a.physical_column_id as usize];
+            reps[a.field_id as usize].entry(phys.representation_index).or_default().push(a.physical_column_id);
+        }
+        let mut visited = vec![false; n];
+        let mut fields = Vec::with_capacity(roots.len());
+        for r in roots {
+            fields.push(build(d, r, &children, &mut reps, &mut visited, 0)?);
+        }
+        if let Some(orphan) = visited.iter().position(|v| !v) {
+            return Err(Error::out_of_spec(
+                format!(
+                    "field {orphan} ('{}') is not reachable from any top-level field (parent cycle)",
+                    d.fields[orphan].name
+                ),
+                Location::new("field tree", None),
+            ));
+        }
+        Ok(Schema { fields })
+    }
+
+    /// Top-level field by name.
+    pub fn field(&self, name: &str) -> Option<&FieldNode> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Arrow schema of the top-level fields.
+    pub fn arrow_fields(&self) -> Fields {
+        self.fields.iter().map(|f| Arc::new(f.arrow_field())).collect()
+    }
+}
+
+fn build(
+    d: &Descriptor,
+    id: u32,
+    children: &[Vec<u32>],
+    reps: &mut [BTreeMap<u16, Vec<u32>>],
+    visited: &mut [bool],
+    depth: usize,
+) -> Result<FieldNode> {
+    let loc = || Location::new("field tree", None);
+    if depth > MAX_DEPTH {
+        return Err(Error::out_of_spec(format!("field nesting deeper than {MAX_DEPTH} at field {id}"), loc()));
+    }
+    if visited[id as usize] {
+        return Err(Error::out_of_spec(format!("field {id} appears twice in the field tree"), loc()));
+    }
+    visited[id as usize] = true;
+    let f = &d.fields[id as usize];
+    let mut kids = Vec::with_capacity(children[id as usize].len());
+    for &c in &children[id as usize] {
+        kids.push(build(d, c, children, reps, visited, depth + 1)?);
+    }
+    let representations: Vec<Vec<u32>> = std::mem::take(&mut reps[id as usize]).into_values().collect();
+    let kind = FieldKind::classify(f, kids.len(), !representations.is_empty());
+    Ok(FieldNode {
+        id,
+        name: f.name.clone(),
+        type_name: f.type_name.clone(),
+        type_alias: f.type_alias.clone(),
+        description: f.description.clone(),
+        kind,
+        projected: f.flags & FIELD_FLAG_PROJECTED != 0,
+        children: kids,
+        representations,
+    })
+}
+
+impl FieldNode {
+    /// The Arrow field this field is read into.
+    pub fn arrow_field(&self) -> Field {
+        let nullable = matches!(self.kind, FieldKind::Collection { nullable: true });
+        let mut dt = self.arrow_type();
+        if nullable {
+            // The optional's value type; nullability is on the field.
+            if let DataType::LargeList(inner) = dt {
+                dt = inner.data_type().clone();
+            }
+        }
+        Field::new(&self.name, dt, nullable)
+    }
+
+    /// Arrow type of one value of this field (for optionals: a list of 0/1,
+    /// which [`FieldNode::arrow_field`] turns into a nullable value).
+    pub fn arrow_type(&self) -> DataType {
+        match &self.kind {
+            FieldKind::Primitive(p) => primitive_type(*p),
+            FieldKind::String => DataType::LargeUtf8,
+            FieldKind::Cardinality { wide: true } => DataType::UInt64,
+            FieldKind::Cardinality { wide: false } => DataType::UInt32,
+            FieldKind::Streamer => DataType::LargeBinary,
+            FieldKind::Collection { .. } => DataType::LargeList(Arc::new(self.children[0].arrow_field())),
+            FieldKind::Array { size } => {
+                DataType::FixedSizeList(Arc::new(self.children[0].arrow_field()), *size as i32)
+            }
+            FieldKind::Bitset { size } => {
+                DataType::FixedSizeList(Arc::new(Field::new("_0", DataType::Boolean, false)), *size as i32)
+            }
+            FieldKind::Record => DataType::Struct(self.children.iter().map(|c| Arc::new(c.arrow_field())).collect()),
+            FieldKind::Variant => {
+                let fields: Vec<Field> =
+                    self.children.iter().map(|c| c.arrow_field().with_nullable(true)).collect();
+                let n = fields.len() as i8;
+                match UnionFields::try_new(0..n, fields) {
+                    Ok(u) => DataType::Union(u, UnionMode::Dense),
+                    Err(_) => DataType::Null,
+                }
+            }
+            FieldKind::Wrapper => self.children[0].arrow_type(),
+            FieldKind::Unsupported(_) => DataType::Null,
+        }
+    }
+
+    /// Walks the tree (pre-order) with the dotted path of each field.
+    pub fn walk<'a>(&'a self, prefix: &str, out: &mut Vec<(String, &'a FieldNode)>) {
+        let path = if prefix.is_empty() { self.name.clone() } else { format!("{prefix}.{}", self.name) };
+        out.push((path.clone(), self));
+        for c in &self.children {
+            c.walk(&path, out);
+        }
+    }
+}
+
+pub(crate) fn primitive_type(p: Primitive) -> DataType {
+    match p {
+        Primitive::Bool => DataType::Boolean,
+        Primitive::Byte | Primitive::U8 => DataType::UInt8,
+        Primitive::Char | Primitive::I8 => DataType::Int8,
+        Primitive::I16 => DataType::Int16,
+        Primitive::U16 => DataType::UInt16,
+        Primitive::I32 => DataType::Int32,
+        Primitive::U32 => DataType::UInt32,
+        Primitive::I64 => DataType::Int64,
+        Primitive::U64 => DataType::UInt64,
+        Primitive::F32 => DataType::Float32,
+        Primitive::F64 => DataType::Float64,
+    }
+}

@@ -1,0 +1,334 @@
+"""rntuple's awkward arrays have the forms and values uproot gives for the same RNTuples.
+
+Every RNTuple of every file in ``tests/data/`` (copies of ROOT-written files from
+scikit-hep-testdata; the shared test-data folder when the copies are absent) and,
+when present, of the files ``tests/reference/generate.py`` writes with ROOT is
+read by both; uproot is the reference. Fields uproot cannot read are compared
+one by one and skipped with the reason uproot gives.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ak = pytest.importorskip("awkward")
+pa = pytest.importorskip("pyarrow")
+uproot = pytest.importorskip("uproot")
+rntuple = pytest.importorskip("rntuple")
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = Path("/work/shared/testdata/root-written")
+
+# Entries compared value by value; longer RNTuples are compared on their head and tail.
+MAX_ENTRIES = 20_000
+
+
+def _data_files() -> list[Path]:
+    local = sorted(p for p in (REPO / "tests" / "data").glob("*.root") if p.is_file())
+    files = local or (sorted(SHARED.glob("*.root")) if SHARED.is_dir() else [])
+    cache = Path(os.environ.get("RNTUPLE_CACHE") or Path.home() / ".cache" / "rntuple-ci")
+    for manifest in sorted(cache.glob("generated/v*/manifest.json")):
+        try:
+            listed = json.loads(manifest.read_text())["files"]
+        except (OSError, ValueError, KeyError):
+            continue
+        files.extend(manifest.parent / name for name in sorted(listed) if (manifest.parent / name).is_file())
+    return files
+
+
+def _cases() -> list[tuple[Path, str]]:
+    cases = []
+    for path in _data_files():
+        try:
+            with rntuple.open(path) as f:
+                names = f.keys(filter_classname="ROOT::RNTuple", cycle=False)
+        except Exception:  # a file rntuple cannot open is another test's business
+            continue
+        cases.extend((path, name) for name in dict.fromkeys(names))
+    return cases
+
+
+CASES = _cases()
+IDS = [f"{p.name}:{n}" for p, n in CASES]
+
+
+def _form(array: ak.Array) -> dict:
+    """The form as a dict without form keys (uproot sets them, rntuple does not)."""
+
+    def strip(node: object) -> object:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k != "form_key"}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return strip(array.layout.form.to_dict())
+
+
+def _same(a: object, b: object) -> bool:
+    """Equality of ``ak.to_list`` results, with NaN equal to NaN and tuples equal to lists."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def _assert_same(ours: ak.Array, theirs: ak.Array, what: str) -> None:
+    assert _form(ours) == _form(theirs), f"{what}: forms differ\nours:   {ours.type}\nuproot: {theirs.type}"
+    assert len(ours) == len(theirs), what
+    for i, (x, y) in enumerate(zip(ours.to_list(), theirs.to_list(), strict=True)):
+        assert _same(x, y), f"{what}: entry {i} differs\nours:   {x}\nuproot: {y}"
+
+
+def _ranges(num_entries: int) -> list[tuple[int | None, int | None]]:
+    if num_entries <= MAX_ENTRIES:
+        return [(None, None)]
+    return [(None, MAX_ENTRIES // 2), (num_entries - MAX_ENTRIES // 2, None)]
+
+
+def _only(name: str):
+    """uproot ``filter_field`` selecting the top-level field ``name`` (with all its subfields)."""
+    return lambda field: field.top_level and field.name == name
+
+
+def _compare(path: Path, name: str, entry_start=None, entry_stop=None) -> list[str]:
+    """Compares all fields rntuple reads; returns the fields uproot cannot read, with uproot's error."""
+    ours_nt = rntuple.open(path)[name]
+    theirs_nt = uproot.open(path)[name]
+    fields = [f.name for f in ours_nt.fields if f.readable]
+    kwargs = {"entry_start": entry_start, "entry_stop": entry_stop}
+    try:
+        theirs = theirs_nt.arrays(filter_field=lambda f: f.top_level and f.name in fields, **kwargs)
+    except Exception:
+        theirs = None
+    if theirs is not None and theirs.fields == fields:
+        _assert_same(ours_nt.arrays(**kwargs), theirs, f"{path.name}:{name}[{entry_start}:{entry_stop}]")
+        return []
+    unreadable = []
+    for field in fields:
+        try:
+            theirs = theirs_nt.arrays(filter_field=_only(field), **kwargs)
+        except Exception as err:
+            unreadable.append(f"{field}: {type(err).__name__}: {str(err)[:120]}")
+            continue
+        _assert_same(ours_nt.arrays([field], **kwargs), theirs, f"{path.name}:{name}.{field}")
+    if unreadable and len(unreadable) == len(fields):
+        pytest.skip("uproot reads none of the fields: " + "; ".join(unreadable[:3]))
+    return unreadable
+
+
+@pytest.mark.parametrize(("path", "name"), CASES, ids=IDS)
+def test_same_as_uproot(path: Path, name: str) -> None:
+    num_entries = rntuple.open(path)[name].num_entries
+    for start, stop in _ranges(num_entries):
+        unreadable = _compare(path, name, start, stop)
+    if unreadable:
+        print(f"fields uproot cannot read (not compared): {unreadable}")
+
+
+def _multi_cluster_cases() -> list[tuple[Path, str]]:
+    out = []
+    for path, name in CASES:
+        nt = rntuple.open(path)[name]
+        if len(nt.clusters) > 1 and nt.num_entries <= 10 * MAX_ENTRIES:
+            out.append((path, name))
+    return out
+
+
+MULTI = _multi_cluster_cases()
+
+
+@pytest.mark.parametrize(("path", "name"), MULTI, ids=[f"{p.name}:{n}" for p, n in MULTI])
+def test_entry_ranges_across_clusters(path: Path, name: str) -> None:
+    nt = rntuple.open(path)[name]
+    n = nt.num_entries
+    boundary = nt.clusters[1].first_entry
+    last = nt.clusters[-1].first_entry
+    ranges = [
+        (boundary - 3, boundary + 3),
+        (boundary, boundary + 1),
+        (boundary - 1, boundary),
+        (max(0, boundary - 5), min(n, last + 5)),
+        (-7, None),
+        (None, -(n // 3)),
+        (n // 2, n // 2 - 1),  # empty
+        (n + 10, None),  # empty
+        (-(n + 10), 2),
+    ]
+    for start, stop in ranges:
+        if start is not None and stop is not None and abs(stop - (start or 0)) > MAX_ENTRIES:
+            continue
+        _compare(path, name, start, stop)
+
+
+def _first_case_with(predicate) -> tuple[Path, str]:
+    for path, name in CASES:
+        if predicate(path, name):
+            return path, name
+    pytest.skip("no test file has what this test needs")
+
+
+def _run2012() -> tuple[Path, str]:
+    return _first_case_with(lambda p, n: p.name.startswith("Run2012BC_DoubleMuParked_Muons"))
+
+
+@pytest.mark.parametrize(
+    "filter_name",
+    [
+        "nMuon",
+        "Muon_*",
+        "/^Muon_(pt|eta)$/",
+        "/^MUON_P.*/i",
+        ["nMuon", "Muon_pt"],
+        ("Muon_ph?", "n*"),
+        lambda name: name.endswith("_mass"),
+        "_collection0",
+        "_collection0.Muon_pt",
+        "nothing*",
+    ],
+    ids=repr,
+)
+def test_filter_name_like_uproot(filter_name) -> None:
+    path, name = _run2012()
+    ours = rntuple.open(path)[name].arrays(filter_name=filter_name)
+    theirs = uproot.open(path)[name].arrays(filter_name=filter_name)
+    assert ours.fields == theirs.fields
+    _assert_same(ours, theirs, f"filter_name={filter_name!r}")
+
+
+def test_filter_name_on_nested_members() -> None:
+    path, name = _first_case_with(lambda p, n: p.name.startswith("test_nested_structs"))
+    for filter_name in ["my_struct.sub_struct.i", "*sub_sub_struct*", "v", ".my_struct.i"]:
+        ours = rntuple.open(path)[name].arrays(filter_name=filter_name)
+        theirs = uproot.open(path)[name].arrays(filter_name=filter_name)
+        _assert_same(ours, theirs, f"filter_name={filter_name!r}")
+
+
+def test_expressions_select_and_order() -> None:
+    path, name = _run2012()
+    nt = rntuple.open(path)[name]
+    assert nt.arrays("nMuon").fields == ["nMuon"]
+    assert set(nt.arrays(["Muon_pt", "nMuon"]).fields) == {"Muon_pt", "nMuon"}
+    with pytest.raises(KeyError):
+        nt.arrays(["nMuon", "no_such_field"])
+    with pytest.raises(ValueError):
+        nt.arrays("nMuon", filter_name="Muon_*")
+
+
+def _stl() -> tuple[Path, str]:
+    return _first_case_with(lambda p, n: p.name.startswith("test_stl_containers"))
+
+
+def _assert_numpy_like(ours: np.ndarray, theirs: np.ndarray, what: str) -> None:
+    assert type(ours) is type(theirs), what
+    assert ours.dtype == theirs.dtype, f"{what}: {ours.dtype} != {theirs.dtype}"
+    assert ours.shape == theirs.shape, what
+    if ours.dtype == object:
+        for x, y in zip(ours, theirs, strict=True):
+            if isinstance(y, np.ndarray):
+                _assert_numpy_like(x, y, what)
+            else:
+                assert type(x) is type(y) and x == y, what
+    elif ours.dtype.kind == "f":
+        np.testing.assert_array_equal(ours, theirs, err_msg=what)
+    else:
+        assert ours.tolist() == theirs.tolist(), what
+
+
+@pytest.mark.parametrize("case", ["stl", "run2012", "vfloat_tlv", "emptystruct", "bitset", "nested"])
+def test_library_np_like_uproot(case: str) -> None:
+    prefix = {
+        "stl": "test_stl_containers",
+        "run2012": "Run2012BC_DoubleMuParked",
+        "vfloat_tlv": "test_int_vfloat_tlv_vtlv",
+        "emptystruct": "test_emptystruct_invalidvar",
+        "bitset": "test_atomic_bitset",
+        "nested": "test_nested_structs",
+    }[case]
+    path, name = _first_case_with(lambda p, n: p.name.startswith(prefix))
+    ours = rntuple.open(path)[name].arrays(library="np", entry_stop=100)
+    theirs = uproot.open(path)[name].arrays(library="np", entry_stop=100)
+    assert isinstance(ours, dict)
+    assert list(ours) == list(theirs)
+    for key in theirs:
+        _assert_numpy_like(ours[key], theirs[key], key)
+
+
+def test_library_pd_like_uproot() -> None:
+    pd = pytest.importorskip("pandas")
+    path, name = _run2012()
+    kwargs = {"filter_name": ["nMuon", "Muon_pt", "_collection0"], "entry_start": 10, "entry_stop": 60}
+    ours = rntuple.open(path)[name].arrays(library="pd", **kwargs)
+    theirs = uproot.open(path)[name].arrays(library="pd", **kwargs)
+    assert isinstance(ours, pd.DataFrame)
+    assert list(ours.columns) == list(theirs.columns)
+    assert ours.index.equals(theirs.index)
+    assert (ours.dtypes == theirs.dtypes).all()
+    for column in ours.columns:
+        for x, y in zip(ours[column], theirs[column], strict=True):
+            assert np.array_equal(x, y), column
+
+
+def test_library_pd_fixed_size_arrays_become_object_columns() -> None:
+    pytest.importorskip("pandas")
+    path, name = _stl()
+    df = rntuple.open(path)[name].arrays(["array_float", "string", "vector_int32"], library="pd")
+    assert list(df.columns) == ["array_float", "string", "vector_int32"]
+    assert df["array_float"].dtype == object
+    assert df["array_float"].iloc[1].tolist() == [2.0, 2.0, 2.0]
+
+
+def test_library_pa_table() -> None:
+    path, name = _stl()
+    nt = rntuple.open(path)[name]
+    table = nt.arrays(library="pa", entry_start=1, entry_stop=4)
+    assert isinstance(table, pa.Table)
+    assert table.num_rows == 3
+    assert table.column_names == [f.name for f in nt.fields if f.readable]
+    assert pa.types.is_large_list(table.schema.field("vector_int32").type)
+    assert pa.types.is_fixed_size_list(table.schema.field("array_float").type)
+    assert table.column("string").to_pylist() == nt.arrays(["string"], entry_start=1, entry_stop=4)["string"].tolist()
+
+
+@pytest.mark.parametrize("library", ["ak", "np", "pd", "pa"])
+def test_iterate_concatenates_to_arrays(library: str) -> None:
+    if library == "pd":
+        pytest.importorskip("pandas")
+    path, name = _first_case_with(lambda p, n: p.name.startswith("test_multiple_cluster_groups"))
+    nt = rntuple.open(path)[name]
+    whole = nt.arrays(entry_start=5, entry_stop=-5)
+    batches = list(nt.iterate(step_size=97, entry_start=5, entry_stop=-5, library=library))
+    assert len(batches) == math.ceil((nt.num_entries - 10) / 97)
+    if library == "ak":
+        joined = ak.concatenate(batches)
+    elif library == "np":
+        joined = ak.Array({k: ak.from_iter(np.concatenate([b[k] for b in batches])) for k in batches[0]})
+    elif library == "pd":
+        import pandas as pd
+
+        frame = pd.concat(batches)
+        assert frame.index[0] == 5 and frame.index[-1] == nt.num_entries - 6
+        joined = ak.Array({k: ak.from_iter(frame[k].tolist()) for k in frame.columns})
+    else:
+        joined = ak.from_arrow(pa.concat_tables(batches))
+    assert joined.to_list() == whole.to_list()
+
+
+def test_iterate_by_memory_size() -> None:
+    path, name = _first_case_with(lambda p, n: p.name.startswith("test_split_3e4"))
+    nt = rntuple.open(path)[name]
+    small = list(nt.iterate(step_size="100 kB"))
+    assert len(small) > 1
+    assert sum(len(b) for b in small) == nt.num_entries
+    assert len(list(nt.iterate(step_size="1 GiB"))) == 1
+    with pytest.raises(ValueError):
+        list(nt.iterate(step_size="a lot"))
