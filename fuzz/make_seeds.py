@@ -37,7 +37,7 @@ WHOLE = [
     "test_multiple_representations_rntuple_v1-0-0-0.root",
     "test_extension_columns_rntuple_v1-0-0-0.root",
     "test_float_types_rntuple_v1-0-0-0.root",
-    "test_int_multicluster_rntuple_v1-0-0-0.root",
+    # not test_int_multicluster: 10^8 entries in 1.7 kB, too slow to fuzz
     "test_int_vfloat_tlv_vtlv_rntuple_v1-0-0-0.root",
     "test_splitint_rntuple_v1-0-1-0.root",
     "test_atomic_bitset_rntuple_v1-0-0-0.root",

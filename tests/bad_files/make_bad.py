@@ -158,7 +158,9 @@ def parse_tfile(data: bytes) -> TFile:
         k = read_key(data, p)
         keys.append(k)
         p = k.end
-    return TFile(data, big, begin, end, seek_free, nbytes_name, dir_at, seek_keys_at, seek_keys, key_list, nkeys_at, keys)
+    return TFile(
+        data, big, begin, end, seek_free, nbytes_name, dir_at, seek_keys_at, seek_keys, key_list, nkeys_at, keys
+    )
 
 
 # ------------------------------------------------------------- RNTuple anchor --

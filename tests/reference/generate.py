@@ -167,8 +167,22 @@ def build_dictionary(ROOT, out: str) -> str:
         check=True,
     )
     subprocess.run(
-        [cxx, "-std=c++17", "-O1", "-fPIC", "-shared", f"-I{inc}", "-I.", "rntgen_dict.cxx",
-         "-o", lib, f"-L{libdir}", "-lCore", "-lRIO", f"-Wl,-rpath,{libdir}"],
+        [
+            cxx,
+            "-std=c++17",
+            "-O1",
+            "-fPIC",
+            "-shared",
+            f"-I{inc}",
+            "-I.",
+            "rntgen_dict.cxx",
+            "-o",
+            lib,
+            f"-L{libdir}",
+            "-lCore",
+            "-lRIO",
+            f"-Wl,-rpath,{libdir}",
+        ],
         cwd=ddir,
         check=True,
     )
@@ -188,7 +202,7 @@ def load_generator(ROOT, out: str, lib: str):
 
 def write_file(W, name: str, path: str):
     if name.startswith("columns_c"):
-        comp = int(name[len("columns_c"):-len(".root")])
+        comp = int(name[len("columns_c") : -len(".root")])
         W.WriteColumns(path, comp, 2500)
     elif name == "clusters.root":
         W.WriteClusters(path, 2000)
@@ -272,9 +286,7 @@ def generate(out: str | None = None, big: bool = False, force: bool = False, log
 
     if big:
         bj = _read_json(os.path.join(out, "big.json"))
-        if force or not bj or bj.get("source_hash") != source_hash() or not os.path.exists(
-            os.path.join(out, BIG_FILE)
-        ):
+        if force or not bj or bj.get("source_hash") != source_hash() or not os.path.exists(os.path.join(out, BIG_FILE)):
             t = time.time()
             tmp = os.path.join(out, BIG_FILE + ".part")
             write_file(W, BIG_FILE, tmp)

@@ -305,6 +305,69 @@ inline bool IsUnorderedContainer(const std::string &typeName)
    return StartsWith(typeName, "std::unordered_");
 }
 
+/// Read-only field for a streamer field (structural role 4) that delivers the
+/// stored bytes of each entry (std::vector<unsigned char>) instead of
+/// deserializing them.  Used for top-level streamer fields.
+class RawStreamerBytesField final : public ROOT::RFieldBase {
+protected:
+   std::unique_ptr<ROOT::RFieldBase> CloneImpl(std::string_view newName) const final
+   {
+      return std::make_unique<RawStreamerBytesField>(newName, GetTypeName());
+   }
+   const RColumnRepresentations &GetColumnRepresentations() const final
+   {
+      using CT = ROOT::ENTupleColumnType;
+      static RColumnRepresentations reps({{CT::kSplitIndex64, CT::kByte},
+                                          {CT::kIndex64, CT::kByte},
+                                          {CT::kSplitIndex32, CT::kByte},
+                                          {CT::kIndex32, CT::kByte}},
+                                         {});
+      return reps;
+   }
+   void GenerateColumns() final { throw std::runtime_error("RawStreamerBytesField is read-only"); }
+   void GenerateColumns(const ROOT::RNTupleDescriptor &desc) final
+   {
+      GenerateColumnsImpl<ROOT::Internal::RColumnIndex, std::byte>(desc);
+   }
+   void ConstructValue(void *where) const final { new (where) std::vector<unsigned char>(); }
+   std::unique_ptr<RDeleter> GetDeleter() const final
+   {
+      return std::make_unique<RTypedDeleter<std::vector<unsigned char>>>();
+   }
+   std::size_t AppendImpl(const void *) final { throw std::runtime_error("RawStreamerBytesField is read-only"); }
+   void ReadGlobalImpl(ROOT::NTupleSize_t globalIndex, void *to) final
+   {
+      ROOT::RNTupleLocalIndex start;
+      ROOT::NTupleSize_t n;
+      fPrincipalColumn->GetCollectionInfo(globalIndex, &start, &n);
+      auto bytes = static_cast<std::vector<unsigned char> *>(to);
+      bytes->resize(n);
+      if (n)
+         fAuxiliaryColumn->ReadV(start, n, bytes->data());
+   }
+   // the stored class need not be known: accept the on-disk field as it is
+   void ReconcileOnDiskField(const ROOT::RNTupleDescriptor &) final {}
+
+public:
+   RawStreamerBytesField(std::string_view name, std::string_view typeName)
+      : RFieldBase(name, typeName, ROOT::ENTupleStructure::kStreamer, false /* isSimple */)
+   {
+   }
+   size_t GetValueSize() const final { return sizeof(std::vector<unsigned char>); }
+   size_t GetAlignment() const final { return alignof(std::vector<unsigned char>); }
+};
+
+inline void AppendHex(std::string &out, const unsigned char *b, std::size_t n)
+{
+   static const char *hex = "0123456789abcdef";
+   out += '"';
+   for (std::size_t i = 0; i < n; ++i) {
+      out += hex[b[i] >> 4];
+      out += hex[b[i] & 0xf];
+   }
+   out += '"';
+}
+
 class Walker {
 public:
    void Emit(const ROOT::RFieldBase &field, const ROOT::RFieldBase::RValue &value, std::string &out);
@@ -412,22 +475,20 @@ void Walker::Emit(const ROOT::RFieldBase &field, const ROOT::RFieldBase::RValue 
       return;
    }
    case ROOT::ENTupleStructure::kStreamer: {
-      // The on-disk payload of a streamer field is exactly what
-      // TClass::Streamer() writes into a TBufferFile; re-serialize the object
-      // that ROOT read back the same way to recover those bytes.
+      if (dynamic_cast<const RawStreamerBytesField *>(&field)) {
+         const auto &bytes = *static_cast<const std::vector<unsigned char> *>(ptr);
+         AppendHex(out, bytes.data(), bytes.size());
+         return;
+      }
+      // A streamer field nested in a class: ROOT has deserialized it.  The
+      // stored payload is exactly what TClass::Streamer() writes into a
+      // TBufferFile, so re-serialize the object the same way.
       auto streamerField = dynamic_cast<const ROOT::RStreamerField *>(&field);
       if (!streamerField)
          throw std::runtime_error("rntuple_ref: streamer field without RStreamerField: " + field.GetFieldName());
       TBufferFile buffer(TBuffer::kWrite, std::max<Int_t>(64, static_cast<Int_t>(field.GetValueSize())));
       streamerField->GetClass()->Streamer(const_cast<void *>(ptr), buffer);
-      static const char *hex = "0123456789abcdef";
-      out += '"';
-      const auto *b = reinterpret_cast<const unsigned char *>(buffer.Buffer());
-      for (Int_t i = 0; i < buffer.Length(); ++i) {
-         out += hex[b[i] >> 4];
-         out += hex[b[i] & 0xf];
-      }
-      out += '"';
+      AppendHex(out, reinterpret_cast<const unsigned char *>(buffer.Buffer()), buffer.Length());
       return;
    }
    case ROOT::ENTupleStructure::kRecord: {
@@ -567,7 +628,12 @@ inline std::unique_ptr<ROOT::RFieldBase> CreateTopLevelField(ROOT::Internal::RPa
    opts.SetEmulateUnknownTypes(true);
    auto guard = source.GetSharedDescriptorGuard();
    const auto &desc = guard.GetRef();
-   auto field = desc.GetFieldDescriptor(id).CreateField(desc, opts);
+   const auto &fd = desc.GetFieldDescriptor(id);
+   std::unique_ptr<ROOT::RFieldBase> field;
+   if (fd.GetStructure() == ROOT::ENTupleStructure::kStreamer)
+      field = std::make_unique<RawStreamerBytesField>(fd.GetFieldName(), fd.GetTypeName());
+   else
+      field = fd.CreateField(desc, opts);
    field->SetOnDiskId(id);
    return field;
 }

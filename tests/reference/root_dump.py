@@ -164,10 +164,16 @@ def main(argv=None) -> int:
     p.add_argument("--all", metavar="FILE", help="dump every RNTuple of FILE into --out DIR")
     p.add_argument("--out", metavar="DIR")
     p.add_argument("--batch", metavar="JOBS_JSON")
-    p.add_argument("--load", action="append", default=[], metavar="LIB",
-                   help="load this dictionary library first (repeatable)")
-    p.add_argument("--include", action="append", default=[], metavar="DIR",
-                   help="add an include path for the interpreter (repeatable)")
+    p.add_argument(
+        "--load", action="append", default=[], metavar="LIB", help="load this dictionary library first (repeatable)"
+    )
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="add an include path for the interpreter (repeatable)",
+    )
     args = p.parse_args(argv)
     ranges = parse_ranges(args.entries)
     setup(args.load, args.include)

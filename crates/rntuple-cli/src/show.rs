@@ -86,17 +86,23 @@ pub fn show(nt: &RNTuple, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "  description: {}", d.description)?;
     }
     writeln!(out, "  writer: {}", d.writer)?;
+    writeln!(out, "  format version: {}.{}.{}.{}", a.version_epoch, a.version_major, a.version_minor, a.version_patch)?;
+    writeln!(out, "  entries: {}", nt.num_entries())?;
     writeln!(
         out,
-        "  format version: {}.{}.{}.{}",
-        a.version_epoch, a.version_major, a.version_minor, a.version_patch
+        "  fields: {}, physical columns: {}, alias columns: {}",
+        d.fields.len(),
+        d.columns.len(),
+        d.alias_columns.len()
     )?;
-    writeln!(out, "  entries: {}", nt.num_entries())?;
-    writeln!(out, "  fields: {}, physical columns: {}, alias columns: {}", d.fields.len(), d.columns.len(), d.alias_columns.len())?;
     writeln!(out, "  clusters: {}, cluster groups: {}", d.clusters.len(), d.num_cluster_groups)?;
     let ratio = if zipped > 0 { unzipped as f64 / zipped as f64 } else { 1.0 };
     writeln!(out, "  data: {zipped} B compressed, {unzipped} B uncompressed (ratio {ratio:.2})")?;
-    writeln!(out, "  header: {} B ({} B uncompressed), footer: {} B ({} B uncompressed)", a.nbytes_header, a.len_header, a.nbytes_footer, a.len_footer)?;
+    writeln!(
+        out,
+        "  header: {} B ({} B uncompressed), footer: {} B ({} B uncompressed)",
+        a.nbytes_header, a.len_header, a.nbytes_footer, a.len_footer
+    )?;
     writeln!(out, "  schema:")?;
     for f in &nt.schema().fields {
         field_line(nt, f, 1, &sizes, out)?;

@@ -161,7 +161,7 @@ impl RootFile {
         }
         let mut dir = self.top.clone();
         let mut dir_path = String::new();
-        let mut visited = HashSet::new();
+        let mut visited = HashSet::from([self.top.seek_keys]);
         for part in parts {
             let keys = self.read_key_list(&dir, &dir_path)?;
             let sub =
@@ -216,10 +216,11 @@ impl RootFile {
     /// Parses the key header stored at `seek_key` (e.g. an `RBlob` key or the
     /// streamer-info key at `header().seek_info`).
     pub fn key_at(&self, seek_key: u64) -> Result<KeyInfo> {
-        let avail = self.size.saturating_sub(seek_key);
-        // A key header is at most 34 fixed bytes plus three strings of at most
-        // 255 + 4 bytes each; read what is there, up to a comfortable bound.
-        let len = avail.min(4096);
+        // fKeyLen (bytes 14..16) bounds the header; read at least the fixed part
+        // so that a lying fKeyLen still fails with a precise error.
+        let fixed = self.read(seek_key, 16.min(self.size.saturating_sub(seek_key)), "key header")?;
+        let key_len = fixed.get(14..16).map_or(0, |b| u16::from_be_bytes([b[0], b[1]]));
+        let len = u64::from(key_len).max(64).min(self.size.saturating_sub(seek_key));
         let buf = self.read(seek_key, len, "key header")?;
         let (key, _) = KeyInfo::parse(&buf, seek_key)?;
         self.check_key_extent(&key)?;
@@ -239,15 +240,53 @@ impl RootFile {
     /// Reads an RNTuple payload (envelope or page) of `size` bytes on disk at
     /// `offset`, reassembling it when `size > max_key_size` (see [`crate::blob`]
     /// for the multi-key layout).
+    ///
+    /// `size` is what is stored: for a page with a checksum, the locator's size
+    /// plus the 8 checksum bytes (the split is computed on that total).
     pub fn read_payload(&self, offset: u64, size: u64, max_key_size: u64) -> Result<Vec<u8>> {
+        match self.payload_layout(offset, size, max_key_size)? {
+            None => self.read(offset, size, "RNTuple payload"),
+            Some(layout) => self.read_multi_key(offset, size, max_key_size, layout),
+        }
+    }
+
+    /// Reads several payloads (as [`RootFile::read_payload`]), answered in order.
+    /// All single-key payloads go to the storage as one vectored request
+    /// ([`ReadAt::read_ranges`]), which a backend may coalesce.
+    pub fn read_payloads(&self, payloads: &[(u64, u64)], max_key_size: u64) -> Result<Vec<Vec<u8>>> {
+        let mut out = vec![Vec::new(); payloads.len()];
+        let mut singles = Vec::new();
+        let mut single_index = Vec::new();
+        for (i, &(offset, size)) in payloads.iter().enumerate() {
+            match self.payload_layout(offset, size, max_key_size)? {
+                None => {
+                    check_range(offset, size, self.size, "RNTuple payload")?;
+                    singles.push((offset, size as usize));
+                    single_index.push(i);
+                }
+                Some(layout) => out[i] = self.read_multi_key(offset, size, max_key_size, layout)?,
+            }
+        }
+        for (i, buf) in single_index.into_iter().zip(self.storage.read_ranges(&singles)?) {
+            out[i] = buf;
+        }
+        Ok(out)
+    }
+
+    // --- internals ---------------------------------------------------------
+
+    /// Checks a payload's size and returns its multi-key layout, if split.
+    fn payload_layout(&self, offset: u64, size: u64, max_key_size: u64) -> Result<Option<ChunkLayout>> {
         let location = Location::new(format!("RNTuple payload of {size} bytes"), Some(offset));
         // A payload lives in the file, so it cannot be larger than the file.
         if size > self.size {
             return Err(Error::WouldOverAllocate { requested: size, limit: self.size, location });
         }
-        let Some(layout) = ChunkLayout::compute(size, max_key_size, &location)? else {
-            return self.read(offset, size, "RNTuple payload");
-        };
+        ChunkLayout::compute(size, max_key_size, &location)
+    }
+
+    fn read_multi_key(&self, offset: u64, size: u64, max_key_size: u64, layout: ChunkLayout) -> Result<Vec<u8>> {
+        let location = Location::new(format!("multi-key RNTuple payload of {size} bytes"), Some(offset));
         check_range(offset, max_key_size, self.size, "first key of a multi-key RNTuple payload")?;
         let mut out = vec![0u8; size as usize];
         // The first key: payload bytes, then the chunk offsets. It is read whole
@@ -261,8 +300,15 @@ impl RootFile {
         let mut pos = layout.first_chunk_len as usize;
         for (i, &chunk_offset) in chunk_offsets.iter().enumerate() {
             let len = (size as usize - pos).min(first);
+            if len == 0 {
+                // Cannot happen with ROOT's layout; guards against a future change of it.
+                return Err(Error::out_of_spec(
+                    format!("more chunk offsets ({}) than chunks", chunk_offsets.len()),
+                    location,
+                ));
+            }
             let fits = chunk_offset.checked_add(len as u64).is_some_and(|end| end <= self.size);
-            if !fits || len == 0 {
+            if !fits {
                 return Err(Error::out_of_spec(
                     format!(
                         "chunk {} of {} (offset {chunk_offset}, {len} bytes) is past the end of the file ({} bytes)",
@@ -279,8 +325,6 @@ impl RootFile {
         debug_assert_eq!(pos, out.len());
         Ok(out)
     }
-
-    // --- internals ---------------------------------------------------------
 
     /// Reads `len` bytes at `offset` after checking them against the file size.
     fn read(&self, offset: u64, len: u64, what: &str) -> Result<Vec<u8>> {

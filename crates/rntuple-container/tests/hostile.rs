@@ -283,3 +283,29 @@ fn storage_errors_carry_the_offset() {
     let err = m.read_exact_at(8, &mut buf).unwrap_err();
     assert!(err.to_string().contains("byte offset 8"), "{err}");
 }
+
+/// The repository's corrupt files (tests/data/bad, each tested in full at the
+/// `rntuple` layer): the container layer never panics on any of them, and
+/// rejects those whose defect is in the container.
+#[test]
+fn repository_bad_files() {
+    let dir = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/bad/"));
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut n = 0;
+    for entry in entries {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if !name.ends_with(".root") {
+            continue;
+        }
+        n += 1;
+        let result = read_everything(std::fs::read(dir.join(&name)).unwrap());
+        let container_defect =
+            ["truncated_", "wrong_file_magic", "key_", "directory_", "anchor_"].iter().any(|p| name.starts_with(p))
+                && name != "anchor_len_header_huge.root"
+                || name == "header_envelope_cut_at_eof.root";
+        if container_defect {
+            assert!(result.is_err(), "{name} should fail in the container layer");
+        }
+    }
+    assert!(n > 0);
+}

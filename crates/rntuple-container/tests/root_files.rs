@@ -119,6 +119,20 @@ fn pages_read_back_with_valid_checksums() {
                 checked += 1;
             }
         }
+        // The same pages, one vectored call per RNTuple.
+        for (path, _, anchor) in &g.anchors {
+            let ranges: Vec<(u64, u64)> = g
+                .pages
+                .iter()
+                .filter(|p| &p.ntuple == path)
+                .map(|p| (p.offset, p.nbytes + if p.has_checksum { 8 } else { 0 }))
+                .collect();
+            let all = file.read_payloads(&ranges, anchor.max_key_size).unwrap();
+            assert_eq!(all.len(), ranges.len());
+            for (&(offset, size), bytes) in ranges.iter().zip(&all) {
+                assert_eq!(bytes, &file.read_payload(offset, size, anchor.max_key_size).unwrap(), "{name} {offset}");
+            }
+        }
     }
     assert!(checked > 50, "only {checked} page checksums checked");
 }

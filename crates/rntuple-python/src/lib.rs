@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyFileNotFoundError, PyException, PyIOError, PyKeyError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyIOError, PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatch;

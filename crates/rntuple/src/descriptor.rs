@@ -3,8 +3,7 @@
 //! Envelope": the extension is read as if appended to the header's schema).
 
 use rntuple_format::model::{
-    AliasColumnDescriptor, ClusterSummary, ColumnDescriptor, ColumnPageRange, FieldDescriptor,
-    Footer, Header, PageList,
+    AliasColumnDescriptor, ClusterSummary, ColumnDescriptor, ColumnPageRange, FieldDescriptor, Footer, Header, PageList,
 };
 use rntuple_format::{Error, Location, Result};
 
@@ -52,7 +51,12 @@ impl Descriptor {
         for (i, f) in fields.iter().enumerate() {
             if f.parent_id as usize >= fields.len() {
                 return Err(Error::out_of_spec(
-                    format!("field {i} ('{}') has parent id {} but there are only {} fields", f.name, f.parent_id, fields.len()),
+                    format!(
+                        "field {i} ('{}') has parent id {} but there are only {} fields",
+                        f.name,
+                        f.parent_id,
+                        fields.len()
+                    ),
                     loc("header field list".into()),
                 ));
             }

@@ -52,7 +52,8 @@ impl RNTupleFile {
     }
 
     pub fn open_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self> {
-        let root = RootFile::open_with(path, rntuple_container::OpenOptions { verify_checksums: options.verify_checksums })?;
+        let root =
+            RootFile::open_with(path, rntuple_container::OpenOptions { verify_checksums: options.verify_checksums })?;
         Ok(RNTupleFile { root: Arc::new(root), options })
     }
 
@@ -180,9 +181,9 @@ impl RNTuple {
             Some(names) => names
                 .iter()
                 .map(|n| {
-                    self.schema.field(n).ok_or_else(|| Error::NotFound {
-                        what: format!("field '{n}' in RNTuple '{}'", self.path),
-                    })
+                    self.schema
+                        .field(n)
+                        .ok_or_else(|| Error::NotFound { what: format!("field '{n}' in RNTuple '{}'", self.path) })
                 })
                 .collect(),
         }

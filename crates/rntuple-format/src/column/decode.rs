@@ -46,31 +46,31 @@ pub fn decode_page(spec: &ColumnSpec, page: &[u8], num_elements: usize, out: &mu
         (T::UInt64, V::U64(v)) => unpack_plain(page, v),
         (T::SplitInt16, V::I16(v)) => {
             let start = v.len();
-            unsplit(page, n, 2, v);
+            unsplit::<_, 2>(page, n, v);
             zigzag_decode16(&mut v[start..]);
         }
         (T::SplitInt32, V::I32(v)) => {
             let start = v.len();
-            unsplit(page, n, 4, v);
+            unsplit::<_, 4>(page, n, v);
             zigzag_decode32(&mut v[start..]);
         }
         (T::SplitInt64, V::I64(v)) => {
             let start = v.len();
-            unsplit(page, n, 8, v);
+            unsplit::<_, 8>(page, n, v);
             zigzag_decode64(&mut v[start..]);
         }
-        (T::SplitUInt16, V::U16(v)) => unsplit(page, n, 2, v),
-        (T::SplitUInt32, V::U32(v)) => unsplit(page, n, 4, v),
-        (T::SplitUInt64, V::U64(v)) => unsplit(page, n, 8, v),
+        (T::SplitUInt16, V::U16(v)) => unsplit::<_, 2>(page, n, v),
+        (T::SplitUInt32, V::U32(v)) => unsplit::<_, 4>(page, n, v),
+        (T::SplitUInt64, V::U64(v)) => unsplit::<_, 8>(page, n, v),
         (T::Real32, V::F32(v)) => unpack_plain(page, v),
-        (T::SplitReal32, V::F32(v)) => unsplit(page, n, 4, v),
+        (T::SplitReal32, V::F32(v)) => unsplit::<_, 4>(page, n, v),
         (T::Real64, V::F64(v)) => unpack_plain(page, v),
-        (T::SplitReal64, V::F64(v)) => unsplit(page, n, 8, v),
+        (T::SplitReal64, V::F64(v)) => unsplit::<_, 8>(page, n, v),
         (T::Real16, V::F32(v)) => v.extend(page.chunks_exact(2).map(half_le)),
         (T::SplitReal16, V::F32(v)) => {
             // Gather the half-float bits in the low 16 bits of each f32, then convert.
             let start = v.len();
-            unsplit(page, n, 2, v);
+            unsplit::<_, 2>(page, n, v);
             for x in &mut v[start..] {
                 *x = f16::from_bits(x.to_bits() as u16).to_f32();
             }
@@ -101,12 +101,12 @@ pub fn decode_page(spec: &ColumnSpec, page: &[u8], num_elements: usize, out: &mu
         (T::Index64, V::Index(v)) => unpack_plain(page, v),
         (T::SplitIndex32, V::Index(v)) => {
             let start = v.len();
-            unsplit(page, n, 4, v);
+            unsplit::<_, 4>(page, n, v);
             undelta32(&mut v[start..]);
         }
         (T::SplitIndex64, V::Index(v)) => {
             let start = v.len();
-            unsplit(page, n, 8, v);
+            unsplit::<_, 8>(page, n, v);
             undelta64(&mut v[start..]);
         }
         (T::Switch, V::Switch { index, tag }) => {

@@ -8,8 +8,6 @@ pub(crate) trait Elem: Copy + Default {
     fn from_le_slice(c: &[u8]) -> Self;
     /// Byte `i` (0 = least significant) of the little-endian form.
     fn byte(self, i: usize) -> u8;
-    /// `self` with byte `b` ORed in at bit `shift` (for un-splitting).
-    fn or_byte(self, b: u8, shift: u32) -> Self;
     fn push_le(self, out: &mut Vec<u8>);
 }
 
@@ -26,10 +24,6 @@ macro_rules! int_elem {
             #[inline]
             fn byte(self, i: usize) -> u8 {
                 (self as $u >> (8 * i)) as u8
-            }
-            #[inline]
-            fn or_byte(self, b: u8, shift: u32) -> Self {
-                (self as $u | (<$u>::from(b) << shift)) as $t
             }
             #[inline]
             fn push_le(self, out: &mut Vec<u8>) {
@@ -58,10 +52,6 @@ macro_rules! float_elem {
                 self.to_bits().byte(i)
             }
             #[inline]
-            fn or_byte(self, b: u8, shift: u32) -> Self {
-                <$t>::from_bits(self.to_bits() | (<$u>::from(b) << shift))
-            }
-            #[inline]
             fn push_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_bits().to_le_bytes());
             }
@@ -77,22 +67,43 @@ pub(crate) fn unpack_plain<T: Elem>(page: &[u8], out: &mut Vec<T>) {
     out.extend(page.chunks_exact(T::SIZE).map(T::from_le_slice));
 }
 
+/// Elements un-split per block: fixed-size plane slices let the compiler
+/// drop bounds checks and vectorize the byte gather.
+const BLOCK: usize = 64;
+
 /// Appends `n` elements of `S` bytes each from a byte-split page of `n * S`
 /// bytes, into an output of at least `S` bytes per element (`D` is wider for
-/// e.g. 32-bit indices decoded into `u64`, or half floats held in `f32` bits).
+/// e.g. 32-bit indices decoded into `u64`, or half floats held in `f32` bits;
+/// the missing high bytes are zero).
 #[inline]
-pub(crate) fn unsplit<D: Elem>(page: &[u8], n: usize, stored_size: usize, out: &mut Vec<D>) {
-    if n == 0 {
+pub(crate) fn unsplit<D: Elem, const S: usize>(page: &[u8], n: usize, out: &mut Vec<D>) {
+    debug_assert!(S <= D::SIZE && D::SIZE <= 8);
+    if n == 0 || page.len() < n * S {
         return;
     }
-    let start = out.len();
-    out.resize(start + n, D::default());
-    let dst = &mut out[start..];
-    for (b, plane) in page.chunks_exact(n).take(stored_size).enumerate() {
-        let shift = 8 * b as u32;
-        for (o, &x) in dst.iter_mut().zip(plane) {
-            *o = o.or_byte(x, shift);
+    out.reserve(n);
+    let full = n / BLOCK;
+    for blk in 0..full {
+        let at = blk * BLOCK;
+        let planes: [&[u8; BLOCK]; S] = std::array::from_fn(|b| {
+            <&[u8; BLOCK]>::try_from(&page[b * n + at..b * n + at + BLOCK]).unwrap_or(&[0; BLOCK])
+        });
+        let mut tmp = [D::default(); BLOCK];
+        for (j, t) in tmp.iter_mut().enumerate() {
+            let mut bytes = [0u8; 8];
+            for (byte, plane) in bytes.iter_mut().zip(&planes) {
+                *byte = plane[j];
+            }
+            *t = D::from_le_slice(&bytes[..D::SIZE]);
         }
+        out.extend_from_slice(&tmp);
+    }
+    for i in full * BLOCK..n {
+        let mut bytes = [0u8; 8];
+        for (b, byte) in bytes.iter_mut().take(S).enumerate() {
+            *byte = page[b * n + i];
+        }
+        out.push(D::from_le_slice(&bytes[..D::SIZE]));
     }
 }
 

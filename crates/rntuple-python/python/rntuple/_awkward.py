@@ -171,7 +171,11 @@ def _optional(arr: pa.Array, f: Field, keys: frozenset[str] | None) -> ak.conten
         return ak.contents.IndexedOptionArray(_index(np.where(valid, positions, -1), wide), content)
     offsets = np.zeros(len(arr) + 1, np.int64)
     np.cumsum(valid, out=offsets[1:])
-    items = content[np.flatnonzero(valid)] if not valid.all() else content
+    items = content
+    if not valid.all():
+        items = content[np.flatnonzero(valid)]
+        if isinstance(items, ak.contents.IndexedArray):  # records are carried lazily
+            items = items.project()
     return ak.contents.ListOffsetArray(_index(offsets, wide), items)
 
 

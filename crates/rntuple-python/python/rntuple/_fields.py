@@ -60,6 +60,11 @@ class Field:
     """The name uproot gives this field (see the module documentation)."""
 
     @property
+    def top_level(self) -> bool:
+        """Whether this is a top-level field."""
+        return self.parent is None
+
+    @property
     def role(self) -> str:
         """Structural role: ``"leaf"``, ``"collection"``, ``"record"``, ``"variant"`` or ``"streamer"``."""
         return _ROLE_OF_KIND.get(self.kind, LEAF)

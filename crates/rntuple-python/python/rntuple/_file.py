@@ -80,11 +80,15 @@ class File:
     ) -> Iterator[tuple[str, str]]:
         accept_name = make_filter(filter_name)
         accept_class = make_filter(filter_classname)
+        seen = set()
         for path, classname, number in self._all_keys():
             if not recursive and "/" in path:
                 continue
             if accept_name(path) and accept_class(classname):
-                yield (f"{path};{number}" if cycle else path), classname
+                name = f"{path};{number}" if cycle else path
+                if name not in seen:  # without cycles, several keys can have one name
+                    seen.add(name)
+                    yield name, classname
 
     def keys(
         self,
@@ -129,7 +133,7 @@ class File:
                 f"{where!r} in {self._path!r} is a {classname}, not a {RNTUPLE_CLASS}; "
                 "rntuple reads RNTuples only (use uproot for other objects)"
             )
-        return RNTuple(self._lib_file.rntuple(f"{path};{number}"), self._path)
+        return RNTuple(self._lib_file.rntuple(f"{path};{number}"), self._path, path)
 
     def get(self, where: str, default: Any = None) -> RNTuple | Any:
         """``file[where]``, or ``default`` when there is no such key."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 import awkward as ak
@@ -79,9 +79,10 @@ class RNTuple:
     Obtained from a file, ``rntuple.open("f.root")["Events"]``.
     """
 
-    def __init__(self, inner: _lib.RNTuple, file_path: str | None = None) -> None:
+    def __init__(self, inner: _lib.RNTuple, file_path: str | None = None, name: str | None = None) -> None:
         self._inner = inner
         self._file_path = file_path
+        self._name = inner.name if name is None else name
         self._fields: list[Field] | None = None
 
     def __repr__(self) -> str:
@@ -91,7 +92,7 @@ class RNTuple:
     @property
     def name(self) -> str:
         """Path of the RNTuple in its file (``"Events"``, ``"dir/Events"``)."""
-        return self._inner.name
+        return self._name
 
     @property
     def num_entries(self) -> int:
@@ -171,35 +172,52 @@ class RNTuple:
         print(self._inner.show(), end="", file=sys.stdout if stream is None else stream)
 
     def _select(
-        self, expressions: str | list[str] | None, filter_name: Filter
+        self,
+        expressions: str | list[str] | None,
+        filter_name: Filter,
+        filter_typename: Filter = None,
+        filter_field: Callable[[Field], bool] | None = None,
     ) -> tuple[list[Field], frozenset[str] | None]:
         """Top-level fields to read and, when only parts of records are selected, the paths to keep.
 
-        Like uproot, a name filter is tried on every field's name and on its
-        dotted path (``"rec.member"``, also with a leading dot); a selected
-        field comes with all its subfields, and a selected subfield comes with
-        its parents but not with its siblings. ``expressions`` are exact names
-        or paths; an unknown one raises ``KeyError``.
+        Like uproot, the filters are tried on every field: ``filter_name`` on
+        its name and on its dotted path (``"rec.member"``, also with a leading
+        dot), ``filter_typename`` on its C++ type, ``filter_field`` on the
+        ``Field``; a field passing all three is selected with all its
+        subfields, and a selected subfield comes with its parents but not with
+        its siblings. ``expressions`` are names or paths, used as a
+        ``filter_name``; an unknown one raises ``KeyError``.
         """
         if expressions is not None:
             if filter_name is not None:
                 raise ValueError("give either expressions (field names) or filter_name, not both")
-            names = [expressions] if isinstance(expressions, str) else list(expressions)
+            wanted = [expressions] if isinstance(expressions, str) else list(expressions)
             known = set(self.keys(recursive=True)) | {f.name for f in self.fields}
-            missing = [n for n in names if n not in known]
+            missing = [n for n in wanted if n not in known]
             if missing:
                 raise KeyError(f"no field {missing[0]!r} in RNTuple '{self.name}' (fields: {self.keys()})")
-            filter_name = names
+            filter_name = wanted
+        if filter_field is not None and not callable(filter_field):
+            raise TypeError(f"filter_field must be None or a function of Field -> bool, not {filter_field!r}")
         candidates = [f for f in self.fields if f.readable]
-        if filter_name is None:
+        if filter_name is None and filter_typename is None and filter_field is None:
             return candidates, None
-        accept = make_filter(filter_name)
-        names = {}  # display path -> display name
+        accept_name = make_filter(filter_name)
+        accept_type = make_filter(filter_typename)
+        paths = []
+        chosen = set()
         for f in iter_fields(candidates):
-            if f.display_path is not None:
-                names[f.display_path] = f.display_name
-        paths = list(names)
-        chosen = {p for p in paths if accept(names[p]) or (p != names[p] and accept(p)) or accept("." + p)}
+            path = f.display_path
+            if path is None:
+                continue
+            paths.append(path)
+            name = f.display_name
+            if (
+                (accept_name(name) or (path != name and accept_name(path)) or accept_name("." + path))
+                and accept_type(f.type_name)
+                and (filter_field is None or filter_field(f))
+            ):
+                chosen.add(path)
         # A selected field brings its subfields; every ancestor of a kept path is kept too.
         keys: set[str] = set()
         for path in paths:
@@ -230,6 +248,8 @@ class RNTuple:
         expressions: str | list[str] | None = None,
         *,
         filter_name: Filter = None,
+        filter_typename: Filter = None,
+        filter_field: Callable[[Field], bool] | None = None,
         entry_start: int | None = None,
         entry_stop: int | None = None,
         library: str = "ak",
@@ -239,9 +259,12 @@ class RNTuple:
         Args:
             expressions: top-level field names to read (in this order); all
                 readable fields when None.
-            filter_name: selects top-level fields by name: a name, a glob
+            filter_name: selects fields by name or dotted path: a name, a glob
                 (``"Muon_*"``), a regex between slashes (``"/^Muon_(pt|eta)$/"``),
-                a callable, or a list of those.
+                a callable, or a list of those. A selected subfield of a record
+                comes with its parents, without its siblings (as in uproot).
+            filter_typename: selects fields by C++ type name (same forms).
+            filter_field: selects fields with a function of :class:`Field`.
             entry_start, entry_stop: entry range like a Python slice (None for
                 the ends, negative from the end).
             library: ``"ak"`` (awkward Array with uproot's forms), ``"np"`` (dict
@@ -249,7 +272,7 @@ class RNTuple:
                 (pyarrow Table).
         """
         lib = _library(library)
-        fields, keys = self._select(expressions, filter_name)
+        fields, keys = self._select(expressions, filter_name, filter_typename, filter_field)
         start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
         return self._convert(self._read_batch(fields, start, stop), fields, keys, lib, start)
 
@@ -259,6 +282,8 @@ class RNTuple:
         *,
         step_size: int | str = "100 MB",
         filter_name: Filter = None,
+        filter_typename: Filter = None,
+        filter_field: Callable[[Field], bool] | None = None,
         entry_start: int | None = None,
         entry_stop: int | None = None,
         library: str = "ak",
@@ -269,7 +294,7 @@ class RNTuple:
         ``"100 MB"`` (estimated from the in-memory size of the first entries).
         """
         lib = _library(library)
-        fields, keys = self._select(expressions, filter_name)
+        fields, keys = self._select(expressions, filter_name, filter_typename, filter_field)
         start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
         step = self._step_entries(step_size, fields, start, stop)
         for lo in range(start, stop, step):

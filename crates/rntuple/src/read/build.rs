@@ -33,7 +33,15 @@ pub fn build_field(src: &PageSource, node: &FieldNode, cluster: &ClusterInfo, a:
     match &node.kind {
         FieldKind::Primitive(p) => {
             let cols = principal(src, node, cluster, 1)?;
-            let values = src.read_column(cols[0], cluster, a, b)?;
+            let is_real = src.desc.columns.get(cols[0] as usize).is_some_and(|c| {
+                use rntuple_format::model::ColumnType as T;
+                matches!(
+                    c.column_type,
+                    T::Real16 | T::SplitReal16 | T::Real32 | T::SplitReal32 | T::Real32Trunc | T::Real32Quant
+                )
+            });
+            let out = (*p == Primitive::F64 && is_real).then(|| ColumnValues::F64(Vec::new()));
+            let values = src.read_column_into(cols[0], cluster, a, b, out)?;
             primitive_array(values, *p).map_err(|m| structure_error(node, cluster, m))
         }
         FieldKind::String | FieldKind::Streamer => {
@@ -47,9 +55,8 @@ pub fn build_field(src: &PageSource, node: &FieldNode, cluster: &ClusterInfo, a:
             };
             let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
             if node.kind == FieldKind::String {
-                let arr = LargeStringArray::try_new(offsets, bytes.into(), None).map_err(|e| {
-                    structure_error(node, cluster, format!("string data is not valid UTF-8: {e}"))
-                })?;
+                let arr = LargeStringArray::try_new(offsets, bytes.into(), None)
+                    .map_err(|e| structure_error(node, cluster, format!("string data is not valid UTF-8: {e}")))?;
                 Ok(Arc::new(arr))
             } else {
                 Ok(Arc::new(LargeBinaryArray::new(offsets, bytes.into(), None)))
@@ -166,7 +173,8 @@ fn read_offsets(
         ColumnValues::Index(v) => v,
         _ => return Err(structure_error(node, cluster, format!("column {col} is not an index column"))),
     };
-    let (base, ends) = if a > 0 { (ends.first().copied().unwrap_or(0), &ends[1.min(ends.len())..]) } else { (0, &ends[..]) };
+    let (base, ends) =
+        if a > 0 { (ends.first().copied().unwrap_or(0), &ends[1.min(ends.len())..]) } else { (0, &ends[..]) };
     let mut offsets = Vec::with_capacity(ends.len() + 1);
     offsets.push(0i64);
     let mut prev = base;
@@ -238,14 +246,14 @@ fn build_variant(src: &PageSource, node: &FieldNode, cluster: &ClusterInfo, a: u
     if invalid > 0 {
         // Invalid (valueless) variants point at null slots appended to the first alternative.
         let nulls = arrow_array::new_null_array(children[0].data_type(), invalid as usize);
-        children[0] = arrow_select::concat::concat(&[children[0].as_ref(), nulls.as_ref()])
-            .map_err(|e| arrow_err(node, e))?;
+        children[0] =
+            arrow_select::concat::concat(&[children[0].as_ref(), nulls.as_ref()]).map_err(|e| arrow_err(node, e))?;
     }
     let DataType::Union(fields, _) = node.arrow_type() else {
         return Err(structure_error(node, cluster, "variant without union type".into()));
     };
-    let arr = UnionArray::try_new(fields, type_ids.into(), Some(offsets.into()), children)
-        .map_err(|e| arrow_err(node, e))?;
+    let arr =
+        UnionArray::try_new(fields, type_ids.into(), Some(offsets.into()), children).map_err(|e| arrow_err(node, e))?;
     Ok(Arc::new(arr))
 }
 

@@ -9,18 +9,13 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::Schema as ArrowSchema;
 use rntuple_format::{Error, Result};
 
-pub use source::PageSource;
 pub(crate) use source::column_multipliers;
+pub use source::PageSource;
 
 use crate::schema::FieldNode;
 
 /// Reads the selected top-level fields for entries `[start, stop)`.
-pub(crate) fn read_range(
-    src: &PageSource,
-    fields: &[&FieldNode],
-    start: u64,
-    stop: u64,
-) -> Result<RecordBatch> {
+pub(crate) fn read_range(src: &PageSource, fields: &[&FieldNode], start: u64, stop: u64) -> Result<RecordBatch> {
     let arrow_fields: Vec<_> = fields.iter().map(|f| Arc::new(f.arrow_field())).collect();
     let schema = Arc::new(ArrowSchema::new(arrow_fields));
     let mut per_field: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
@@ -51,7 +46,6 @@ pub(crate) fn read_range(
         columns.push(col);
     }
     let n = stop.saturating_sub(start) as usize;
-    RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(n))).map_err(
-        |e| Error::InvalidArgument { message: format!("cannot assemble record batch: {e}") },
-    )
+    RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(n)))
+        .map_err(|e| Error::InvalidArgument { message: format!("cannot assemble record batch: {e}") })
 }

@@ -67,9 +67,7 @@ impl PageSource {
     pub fn primary<'a>(&self, reps: &'a [Vec<u32>], cluster: &ClusterInfo) -> Option<&'a [u32]> {
         reps.iter()
             .find(|r| {
-                r.first()
-                    .and_then(|&c| cluster.columns.get(c as usize))
-                    .is_some_and(|range| !range.is_suppressed())
+                r.first().and_then(|&c| cluster.columns.get(c as usize)).is_some_and(|range| !range.is_suppressed())
             })
             .or_else(|| reps.first())
             .map(|r| r.as_slice())
@@ -81,11 +79,28 @@ impl PageSource {
     /// cluster's page list does not mention (added later by a schema
     /// extension) reads as zeros throughout.
     pub fn read_column(&self, col: u32, cluster: &ClusterInfo, a: u64, b: u64) -> Result<ColumnValues> {
+        self.read_column_into(col, cluster, a, b, None)
+    }
+
+    /// Like [`PageSource::read_column`], decoding into `out` (empty) when
+    /// given: floating-point columns read into `F64` give ROOT's values for
+    /// `double` fields (e.g. Real32Quant is dequantised in double precision).
+    pub fn read_column_into(
+        &self,
+        col: u32,
+        cluster: &ClusterInfo,
+        a: u64,
+        b: u64,
+        out: Option<ColumnValues>,
+    ) -> Result<ColumnValues> {
         let cdesc = self.desc.columns.get(col as usize).ok_or_else(|| {
             Error::out_of_spec(format!("column id {col} out of range"), Location::new("field columns", None))
         })?;
         let spec = ColumnSpec::from_descriptor(cdesc)?;
-        let mut out = ColumnValues::for_column(cdesc.column_type)?;
+        let mut out = match out {
+            Some(o) => o,
+            None => ColumnValues::for_column(cdesc.column_type)?,
+        };
         if b <= a {
             return Ok(out);
         }
@@ -136,7 +151,10 @@ impl PageSource {
             if a <= lo && hi <= b {
                 decode_page(&spec, &bytes, count as usize, &mut out).map_err(|e| e.within(&what()))?;
             } else {
-                let mut tmp = ColumnValues::for_column(cdesc.column_type)?;
+                let mut tmp = match &out {
+                    ColumnValues::F64(_) => ColumnValues::F64(Vec::new()),
+                    _ => ColumnValues::for_column(cdesc.column_type)?,
+                };
                 decode_page(&spec, &bytes, count as usize, &mut tmp).map_err(|e| e.within(&what()))?;
                 let from = (a.max(lo) - lo) as usize;
                 let to = (b.min(hi) - lo) as usize;

@@ -38,9 +38,7 @@ impl Primitive {
             "std::int32_t" | "int32_t" | "int" | "Int_t" => Primitive::I32,
             "std::uint32_t" | "uint32_t" | "unsigned int" | "unsigned" | "UInt_t" => Primitive::U32,
             "std::int64_t" | "int64_t" | "long" | "long long" | "Long64_t" => Primitive::I64,
-            "std::uint64_t" | "uint64_t" | "unsigned long" | "unsigned long long" | "ULong64_t" => {
-                Primitive::U64
-            }
+            "std::uint64_t" | "uint64_t" | "unsigned long" | "unsigned long long" | "ULong64_t" => Primitive::U64,
             "float" | "Float_t" => Primitive::F32,
             "double" | "Double_t" | "Double32_t" => Primitive::F64,
             _ => return None,

@@ -110,7 +110,19 @@ fn build(
         kids.push(build(d, c, children, reps, visited, depth + 1)?);
     }
     let representations: Vec<Vec<u32>> = std::mem::take(&mut reps[id as usize]).into_values().collect();
-    let kind = FieldKind::classify(f, kids.len(), !representations.is_empty());
+    let unknown_column = representations
+        .iter()
+        .flatten()
+        .find(|&&c| matches!(d.columns[c as usize].column_type, rntuple_format::model::ColumnType::Unknown(_)));
+    let kind = match unknown_column {
+        // Spec "Notes on Backward and Forward Compatibility": a field with an
+        // unknown column type is skipped (with its top-level field).
+        Some(&c) => FieldKind::Unsupported(format!(
+            "column {c} has unknown column type {}",
+            d.columns[c as usize].column_type.id()
+        )),
+        None => FieldKind::classify(f, kids.len(), !representations.is_empty()),
+    };
     Ok(FieldNode {
         id,
         name: f.name.clone(),
@@ -156,8 +168,7 @@ impl FieldNode {
             }
             FieldKind::Record => DataType::Struct(self.children.iter().map(|c| Arc::new(c.arrow_field())).collect()),
             FieldKind::Variant => {
-                let fields: Vec<Field> =
-                    self.children.iter().map(|c| c.arrow_field().with_nullable(true)).collect();
+                let fields: Vec<Field> = self.children.iter().map(|c| c.arrow_field().with_nullable(true)).collect();
                 let n = fields.len() as i8;
                 match UnionFields::try_new(0..n, fields) {
                     Ok(u) => DataType::Union(u, UnionMode::Dense),
