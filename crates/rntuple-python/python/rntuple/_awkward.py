@@ -59,6 +59,25 @@ _COLUMN_DTYPE: dict[str, np.dtype] = {
 }
 
 
+# numpy dtype of each fixed-width Arrow type the reader produces (by the type's name).
+_ARROW_DTYPE: dict[str, np.dtype] = {
+    name: np.dtype(dt)
+    for name, dt in [
+        ("int8", np.int8),
+        ("uint8", np.uint8),
+        ("int16", np.int16),
+        ("uint16", np.uint16),
+        ("int32", np.int32),
+        ("uint32", np.uint32),
+        ("int64", np.int64),
+        ("uint64", np.uint64),
+        ("halffloat", np.float16),
+        ("float", np.float32),
+        ("double", np.float64),
+    ]
+}
+
+
 def column_dtype(f: Field) -> np.dtype | None:
     """dtype of the first column of the field's first representation, if it has one."""
     if f.columns and f.columns[0]:
@@ -85,32 +104,37 @@ def _buffer_values(arr: pa.Array, which: int, dtype: np.dtype, count: int, start
     return np.frombuffer(buf, dtype, count=start + count)[start:]
 
 
+def _bits(buf: pa.Buffer | None, first: int, n: int) -> np.ndarray:
+    """``n`` bits of an Arrow bitmap from bit ``first``, as numpy bools."""
+    if n == 0 or buf is None:
+        return np.empty(0, np.bool_)
+    raw = np.frombuffer(buf, np.uint8, count=(first + n + 7) // 8)
+    return np.unpackbits(raw, count=first + n, bitorder="little")[first:].view(np.bool_)
+
+
 def _numbers(arr: pa.Array) -> np.ndarray:
     """Values of a fixed-width Arrow array as numpy, ignoring its validity."""
-    n = len(arr)
     if pa.types.is_boolean(arr.type):
-        buf = arr.buffers()[1]
-        if n == 0 or buf is None:
-            return np.empty(0, np.bool_)
-        first = arr.offset
-        raw = np.frombuffer(buf, np.uint8, count=(first + n + 7) // 8)
-        return np.unpackbits(raw, count=first + n, bitorder="little")[first:].view(np.bool_)
-    dtype = np.dtype(arr.type.to_pandas_dtype())
-    return _buffer_values(arr, 1, dtype, n, arr.offset)
+        return _bits(arr.buffers()[1], arr.offset, len(arr))
+    return _buffer_values(arr, 1, _ARROW_DTYPE[str(arr.type)], len(arr), arr.offset)
 
 
 def _valid(arr: pa.Array) -> np.ndarray:
     """Validity of each element as a numpy bool array."""
     if arr.null_count == 0:
         return np.ones(len(arr), np.bool_)
-    return arr.is_valid().to_numpy(zero_copy_only=False)
+    return _bits(arr.buffers()[0], arr.offset, len(arr))
+
+
+def _list_offsets(arr: pa.Array) -> np.ndarray:
+    """The ``len(arr) + 1`` int64 offsets of a large list, string or binary array (no copy)."""
+    if len(arr) == 0:
+        return np.zeros(1, np.int64)
+    return _buffer_values(arr, 1, np.dtype(np.int64), len(arr) + 1, arr.offset)
 
 
 def _bytes_list(arr: pa.Array, f: Field, parameters: dict, inner: dict) -> ak.contents.Content:
-    if len(arr) == 0:
-        offsets = np.zeros(1, np.int64)
-    else:
-        offsets = _buffer_values(arr, 1, np.dtype(np.int64), len(arr) + 1, arr.offset)
+    offsets = _list_offsets(arr)
     n = int(offsets[-1])
     data = _buffer_values(arr, 2, np.dtype(np.uint8), n, 0)
     content = ak.contents.NumpyArray(data, parameters=inner)
@@ -139,7 +163,7 @@ def field_to_layout(arr: pa.Array, f: Field, keys: frozenset[str] | None = None)
     if kind == "streamer":
         return _bytes_list(arr, f, {"__array__": "bytestring"}, {"__array__": "byte"})
     if kind == "collection":
-        offsets = arr.offsets.to_numpy()
+        offsets = _list_offsets(arr)
         content = field_to_layout(arr.values, f.children[0], keys)
         return ak.contents.ListOffsetArray(_index(offsets, not _index_is_32bit(f)), content)
     if kind == "optional":
