@@ -4,7 +4,7 @@
 Every output file has exactly one defect. The script is deterministic: the same
 inputs give byte-identical outputs, and it writes ``tests/data/bad/README.md``
 listing each file with what is wrong and how it was made (from the docstrings of
-the ``case_*`` functions below).
+the functions registered with ``@case`` below).
 
 Usage::
 
@@ -809,6 +809,19 @@ def _(g: dict[str, Good]) -> bytes:
     return bytes(buf)
 
 
+@case("page_list_cluster_entry_overflow", "uncomp")
+def _(g: dict[str, Good]) -> bytes:
+    """Cluster 0's summary in the page list says its first entry is 2^64 - 2, so first entry + number of
+    entries overflows 64 bits; page list checksum recomputed. (Regression: found by the `whole_file` fuzz
+    target, it panicked with "attempt to add with overflow" in the read engine.)"""
+    good = g["uncomp"]
+    good.require_plain_envelopes()
+    buf = good.buf()
+    struct.pack_into("<Q", buf, good.page_list_at + good.pages.cluster_summaries[0] + 8, (1 << 64) - 2)
+    set_envelope_checksum(buf, good.page_list_at, good.links[0].length)
+    return bytes(buf)
+
+
 @case("page_list_wrong_header_checksum", "uncomp")
 def _(g: dict[str, Good]) -> bytes:
     """The header checksum recorded in the page list envelope is off by one bit; the page list's own
@@ -941,6 +954,9 @@ them byte for byte. Every file has its own test in
 Offsets are absolute file offsets unless stated otherwise. "Checksums
 recomputed" means the file's xxh3 checksums were made to match again, so that
 only the structural check can catch the defect.
+
+The files are byte-exact reproductions except `page_inflates_short.root`,
+whose zstd frame comes from the zstd library bundled with `cramjam`.
 
 Sources:
 

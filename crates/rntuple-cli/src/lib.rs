@@ -115,10 +115,17 @@ fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), String> {
             };
             let names: Vec<&str> = fields.iter().map(|s| s.as_str()).collect();
             let sel = if names.is_empty() { None } else { Some(names.as_slice()) };
+            let nodes: Vec<&rntuple::FieldNode> = match sel {
+                None => nt.readable_fields(),
+                Some(names) => names
+                    .iter()
+                    .map(|n| nt.schema().field(n).ok_or_else(|| format!("{path}:{name}: no field '{n}'")))
+                    .collect::<Result<_, _>>()?,
+            };
             for batch in nt.iter_batches(sel, 10_000, start, stop) {
                 let batch = batch.map_err(|e| format!("{path}:{name}: {e}"))?;
-                for row in rntuple::json::rows(&batch) {
-                    writeln!(out, "{row}").map_err(io)?;
+                for line in rntuple::json::entry_lines(&nodes, &batch) {
+                    writeln!(out, "{line}").map_err(io)?;
                 }
             }
         }

@@ -9,6 +9,14 @@
 /// The first four bytes of every ROOT file.
 pub const FILE_MAGIC: [u8; 4] = *b"root";
 
+/// The first bytes of a file whose writer has not finished it: the writer
+/// ([`crate::write::FileWriter`]) puts a placeholder starting with them at
+/// offset 0 when it creates the file, and replaces it with the ROOT file header
+/// as its very last write. Neither ROOT nor uproot take such a file for a ROOT
+/// file (magic `"root"`) or an RNTuple bare file (magic `"rntuple"`); the
+/// reader recognises it and says so.
+pub const INCOMPLETE_FILE_MAGIC: [u8; 16] = *b"INCOMPLETE-FILE\n";
+
 /// `fVersion` at or above this value marks the large file header: `fEND`,
 /// `fSeekFree` and `fSeekInfo` are 64-bit (`TFile::Init`: `fVersion < 1000000` is
 /// the small form).

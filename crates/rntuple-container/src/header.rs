@@ -25,7 +25,7 @@
 use rntuple_format::{Error, Location, Result};
 
 use crate::bytes::Cursor;
-use crate::constants::{BIG_FILE_VERSION, FILE_MAGIC};
+use crate::constants::{BIG_FILE_VERSION, FILE_MAGIC, INCOMPLETE_FILE_MAGIC};
 
 /// The fields of the ROOT file header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +65,13 @@ impl FileHeader {
     /// Parses the header from the first bytes of a file (at least
     /// [`FileHeader::SMALL_LEN`] or [`FileHeader::LARGE_LEN`] bytes).
     pub fn parse(bytes: &[u8]) -> Result<Self> {
+        if bytes.starts_with(&INCOMPLETE_FILE_MAGIC) {
+            return Err(Error::out_of_spec(
+                "the file was not completed by its writer (the writer failed or was abandoned): it starts with \
+                 the writer's placeholder instead of a ROOT file header",
+                Location::new("ROOT file header", Some(0)),
+            ));
+        }
         let mut c = Cursor::new(bytes, 0, "ROOT file header");
         let magic = c.take(4)?;
         if magic != FILE_MAGIC {

@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use rntuple::{Error, RNTupleFile, ReadOptions, RootFile};
 use rntuple_container::{LocalFile, ReadAt};
-use serde_json::Value;
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
@@ -30,8 +29,9 @@ fn root_files() -> Vec<PathBuf> {
     v
 }
 
-fn rows(batch: &arrow_array::RecordBatch) -> Vec<Value> {
-    rntuple::json::rows(batch).collect()
+fn rows(nt: &rntuple::RNTuple, batch: &arrow_array::RecordBatch) -> Vec<String> {
+    let fields = nt.readable_fields();
+    rntuple::json::entry_lines(&fields, batch).collect()
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn entry_ranges_equal_slices_of_a_full_read() {
     for (file, name) in cases {
         let f = RNTupleFile::open(data(file)).expect("open");
         let nt = f.rntuple(name).expect("rntuple");
-        let all = rows(&nt.read_all().expect("read"));
+        let all = rows(&nt, &nt.read_all().expect("read"));
         let n = all.len() as u64;
         assert!(n > 0);
         let mut bounds: Vec<u64> = vec![0, 1, n / 3, n / 2, n - 1, n];
@@ -82,14 +82,14 @@ fn entry_ranges_equal_slices_of_a_full_read() {
         bounds.dedup();
         for &a in &bounds {
             for &b in bounds.iter().filter(|&&b| b >= a).take(6) {
-                let part = rows(&nt.read(None, a, b).expect("range read"));
+                let part = rows(&nt, &nt.read(None, a, b).expect("range read"));
                 assert_eq!(part, all[a as usize..b as usize], "{file} entries {a}..{b}");
             }
         }
         // Iteration in odd-sized steps concatenates to the full read.
         let mut it = Vec::new();
         for batch in nt.iter_batches(None, 7, 0, u64::MAX) {
-            it.extend(rows(&batch.expect("batch")));
+            it.extend(rows(&nt, &batch.expect("batch")));
         }
         assert_eq!(it, all, "{file} iterated");
     }
@@ -103,7 +103,7 @@ fn entry_ranges_equal_slices_of_a_full_read() {
 fn deferred_columns_read_as_zeros_before_their_first_element() {
     let f = RNTupleFile::open(data("test_extension_columns_rntuple_v1-0-0-0.root")).expect("open");
     let nt = f.rntuple("ntuple").expect("rntuple");
-    let got: Vec<String> = rows(&nt.read(None, 198, 202).expect("read")).iter().map(|v| v.to_string()).collect();
+    let got = rows(&nt, &nt.read(None, 198, 202).expect("read"));
     assert_eq!(
         got,
         [

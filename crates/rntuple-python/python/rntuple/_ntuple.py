@@ -118,26 +118,27 @@ class RNTuple:
         """The field tree as nested dicts."""
         return [f.to_dict() for f in self.fields]
 
-    def keys(self, filter_name: Filter = None, recursive: bool = False) -> list[str]:
-        """Names of the top-level fields; with ``recursive=True`` also dotted paths of subfields.
-
-        Subfield paths use the names of the awkward records (uproot's spelling):
-        item fields of collections and base classes add no segment.
-        """
+    def _iter_named(self, filter_name: Filter, recursive: bool) -> Iterator[tuple[str, Field]]:
         accept = make_filter(filter_name)
         if not recursive:
-            return [f.name for f in self.fields if accept(f.name)]
-        out = []
+            yield from ((f.name, f) for f in self.fields if accept(f.name))
+            return
         for f in iter_fields(self.fields):
             path = f.display_path
             if path is not None and accept(path):
-                out.append(path)
-        return out
+                yield path, f
 
-    def typenames(self, filter_name: Filter = None) -> dict[str, str]:
-        """C++ type name of each top-level field."""
-        accept = make_filter(filter_name)
-        return {f.name: f.type_name for f in self.fields if accept(f.name)}
+    def keys(self, filter_name: Filter = None, recursive: bool = False) -> list[str]:
+        """Names of the top-level fields; with ``recursive=True`` also dotted paths of subfields.
+
+        Subfield paths are those of the awkward records (uproot's ``keys()``):
+        item fields of collections and base classes add no segment.
+        """
+        return [name for name, _ in self._iter_named(filter_name, recursive)]
+
+    def typenames(self, filter_name: Filter = None, recursive: bool = False) -> dict[str, str]:
+        """C++ type name of each field ``keys()`` lists."""
+        return {name: f.type_name for name, f in self._iter_named(filter_name, recursive)}
 
     def __contains__(self, name: object) -> bool:
         return any(f.name == name for f in self.fields)

@@ -7,7 +7,7 @@ use arrow_array::builder::BooleanBufferBuilder;
 use arrow_array::types::*;
 use arrow_array::*;
 use arrow_buffer::{BooleanBuffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field};
+use arrow_schema::{DataType, Field, UnionFields};
 use rntuple_format::column::ColumnValues;
 use rntuple_format::{Error, Location, Result};
 
@@ -54,11 +54,15 @@ pub fn build_field(src: &PageSource, node: &FieldNode, cluster: &ClusterInfo, a:
                 _ => return Err(structure_error(node, cluster, "byte column of unexpected type".into())),
             };
             let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-            if node.kind == FieldKind::String {
-                let arr = LargeStringArray::try_new(offsets, bytes.into(), None)
-                    .map_err(|e| structure_error(node, cluster, format!("string data is not valid UTF-8: {e}")))?;
-                Ok(Arc::new(arr))
+            if node.kind == FieldKind::String && std::str::from_utf8(&bytes).is_ok() {
+                // Offsets may still split a character; the checked constructor says so.
+                match LargeStringArray::try_new(offsets.clone(), bytes.clone().into(), None) {
+                    Ok(arr) => Ok(Arc::new(arr)),
+                    Err(_) => Ok(Arc::new(LargeBinaryArray::new(offsets, bytes.into(), None))),
+                }
             } else {
+                // Streamer bytes, or a std::string holding bytes that are not
+                // UTF-8 (ROOT allows any bytes): delivered as binary.
                 Ok(Arc::new(LargeBinaryArray::new(offsets, bytes.into(), None)))
             }
         }
@@ -96,7 +100,7 @@ pub fn build_field(src: &PageSource, node: &FieldNode, cluster: &ClusterInfo, a:
                 let idx = UInt64Array::from(indices);
                 arrow_select::take::take(values.as_ref(), &idx, None).map_err(|e| arrow_err(node, e))
             } else {
-                let field = Arc::new(child.arrow_field());
+                let field = Arc::new(child.arrow_field().with_data_type(values.data_type().clone()));
                 let arr = LargeListArray::try_new(field, OffsetBuffer::new(ScalarBuffer::from(offsets)), values, None)
                     .map_err(|e| arrow_err(node, e))?;
                 Ok(Arc::new(arr))
@@ -106,7 +110,7 @@ pub fn build_field(src: &PageSource, node: &FieldNode, cluster: &ClusterInfo, a:
             let child = &node.children[0];
             let (ca, cb) = scaled(node, cluster, a, b, *size)?;
             let values = build_field(src, child, cluster, ca, cb)?;
-            let field = Arc::new(child.arrow_field());
+            let field = Arc::new(child.arrow_field().with_data_type(values.data_type().clone()));
             let arr = FixedSizeListArray::try_new(field, *size as i32, values, None).map_err(|e| arrow_err(node, e))?;
             Ok(Arc::new(arr))
         }
@@ -126,8 +130,9 @@ pub fn build_field(src: &PageSource, node: &FieldNode, cluster: &ClusterInfo, a:
             let mut fields = Vec::with_capacity(node.children.len());
             let mut arrays = Vec::with_capacity(node.children.len());
             for c in &node.children {
-                fields.push(Arc::new(c.arrow_field()));
-                arrays.push(build_field(src, c, cluster, a, b)?);
+                let arr = build_field(src, c, cluster, a, b)?;
+                fields.push(Arc::new(c.arrow_field().with_data_type(arr.data_type().clone())));
+                arrays.push(arr);
             }
             let arr = StructArray::try_new(fields.into(), arrays, None).map_err(|e| arrow_err(node, e))?;
             Ok(Arc::new(arr))
@@ -249,9 +254,14 @@ fn build_variant(src: &PageSource, node: &FieldNode, cluster: &ClusterInfo, a: u
         children[0] =
             arrow_select::concat::concat(&[children[0].as_ref(), nulls.as_ref()]).map_err(|e| arrow_err(node, e))?;
     }
-    let DataType::Union(fields, _) = node.arrow_type() else {
-        return Err(structure_error(node, cluster, "variant without union type".into()));
-    };
+    let fields = UnionFields::try_new(
+        0..n as i8,
+        node.children
+            .iter()
+            .zip(&children)
+            .map(|(c, arr)| c.arrow_field().with_nullable(true).with_data_type(arr.data_type().clone())),
+    )
+    .map_err(|e| arrow_err(node, e))?;
     let arr =
         UnionArray::try_new(fields, type_ids.into(), Some(offsets.into()), children).map_err(|e| arrow_err(node, e))?;
     Ok(Arc::new(arr))

@@ -1,0 +1,179 @@
+//! Options of the writer and per-field overrides of the inferred C++ types
+//! and column representations.
+
+use rntuple_format::{Error, Result};
+
+/// Tunables of [`super::RNTupleWriter`]. The defaults are ROOT 6.40's
+/// `RNTupleWriteOptions` (spec section "Defaults").
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteOptions {
+    /// ROOT compression settings, `algorithm * 100 + level` (505: zstd level 5;
+    /// 0: uncompressed, which also switches the default column encodings from
+    /// split to plain, spec "Fundamental Types").
+    pub compression: u32,
+    /// Target compressed size of a cluster; the writer estimates the
+    /// compression ratio from the clusters written so far, as ROOT does.
+    pub approx_zipped_cluster_size: u64,
+    /// A cluster is committed at the latest when its uncompressed size reaches this.
+    pub max_unzipped_cluster_size: u64,
+    /// Size of a new page buffer; buffers double up to `max_unzipped_page_size`.
+    pub initial_unzipped_page_size: u64,
+    /// Largest uncompressed page (counted in in-memory element sizes, as ROOT does).
+    pub max_unzipped_page_size: u64,
+    /// Sum of the page buffers of all columns; when a buffer cannot grow within
+    /// it, the largest other buffers are sealed early. 0: ROOT's default,
+    /// `approx_zipped_cluster_size` (doubled when compressing).
+    pub page_buffer_budget: u64,
+    /// Store an xxh3-64 after every page (spec "Page Locations").
+    pub page_checksums: bool,
+    /// Pages of a cluster with identical compressed bytes share one locator
+    /// (requires `page_checksums`).
+    pub same_page_merging: bool,
+    /// Clusters per page list envelope; 0 (ROOT's behaviour) writes one page
+    /// list for all clusters when the writer is closed.
+    pub cluster_group_size: usize,
+    /// Description stored in the header envelope.
+    pub description: String,
+    /// Offsets of collections and strings in 32-bit index columns
+    /// ((Split)Index32) instead of 64-bit ones; a cluster must then hold fewer
+    /// than 2³² elements per column.
+    pub index32: bool,
+    /// Write a nullable Arrow field (top-level or member of a struct) as
+    /// `std::optional<T>`. When off, every field is written as its value type
+    /// and nulls are an error.
+    pub nullable_as_optional: bool,
+}
+
+/// 128 MiB: ROOT's approximate compressed cluster size.
+pub const DEFAULT_APPROX_ZIPPED_CLUSTER_SIZE: u64 = 128 * 1024 * 1024;
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            compression: 505,
+            approx_zipped_cluster_size: DEFAULT_APPROX_ZIPPED_CLUSTER_SIZE,
+            max_unzipped_cluster_size: 10 * DEFAULT_APPROX_ZIPPED_CLUSTER_SIZE,
+            initial_unzipped_page_size: 256,
+            max_unzipped_page_size: 1024 * 1024,
+            page_buffer_budget: 0,
+            page_checksums: true,
+            same_page_merging: true,
+            cluster_group_size: 0,
+            description: String::new(),
+            index32: false,
+            nullable_as_optional: true,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// Checks the tunables as ROOT's `RNTupleWriteOptions` setters do.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |message: String| Err(Error::InvalidArgument { message });
+        if self.approx_zipped_cluster_size == 0 {
+            return bad("approx_zipped_cluster_size must not be 0".into());
+        }
+        if self.initial_unzipped_page_size == 0 || self.max_unzipped_page_size == 0 {
+            return bad("page sizes must not be 0".into());
+        }
+        if self.approx_zipped_cluster_size > self.max_unzipped_cluster_size {
+            return bad(format!(
+                "approx_zipped_cluster_size ({}) must not exceed max_unzipped_cluster_size ({})",
+                self.approx_zipped_cluster_size, self.max_unzipped_cluster_size
+            ));
+        }
+        if self.initial_unzipped_page_size > self.max_unzipped_page_size {
+            return bad(format!(
+                "initial_unzipped_page_size ({}) must not exceed max_unzipped_page_size ({})",
+                self.initial_unzipped_page_size, self.max_unzipped_page_size
+            ));
+        }
+        if self.max_unzipped_page_size > self.max_unzipped_cluster_size {
+            return bad(format!(
+                "max_unzipped_page_size ({}) must not exceed max_unzipped_cluster_size ({})",
+                self.max_unzipped_page_size, self.max_unzipped_cluster_size
+            ));
+        }
+        if self.same_page_merging && !self.page_checksums {
+            return bad("same_page_merging requires page_checksums".into());
+        }
+        // Surface unknown algorithms now rather than at the first page.
+        rntuple_format::compression::compress(&[0u8; 64], self.compression)?;
+        Ok(())
+    }
+
+    /// ROOT's `GetPageBufferBudget`.
+    pub(crate) fn effective_page_buffer_budget(&self) -> u64 {
+        if self.page_buffer_budget != 0 {
+            return self.page_buffer_budget;
+        }
+        let scale = if self.compressed() { 2 } else { 1 };
+        self.approx_zipped_cluster_size.saturating_mul(scale)
+    }
+
+    /// Whether compression settings are given; ROOT tests the settings
+    /// against 0 (not the level) for the encodings and the size estimates.
+    pub(crate) fn compressed(&self) -> bool {
+        self.compression != 0
+    }
+}
+
+/// Storage of a floating-point field (spec "Fundamental Types" and
+/// "Low-precision Floating Points").
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum RealEncoding {
+    /// IEEE half precision (`Real16`).
+    Real16,
+    /// A `double` field in a 32-bit float column ((Split)Real32).
+    Real32,
+    /// Float with the mantissa truncated to `bits` bits in total (10–31).
+    Real32Trunc { bits: u16 },
+    /// Integers of `bits` bits (1–32) quantizing the inclusive range `[min, max]`.
+    Real32Quant { bits: u16, min: f64, max: f64 },
+    /// ROOT's `Double32_t`: a `double` field with type alias `Double32_t`
+    /// stored as `SplitReal32` (also when uncompressed, as ROOT does).
+    Double32,
+}
+
+/// How one field (addressed by its dotted path, e.g. `"jets._0.pt"`) is
+/// written instead of what [`super::RNTupleWriter`] infers from Arrow.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FieldOverride {
+    /// The C++ type of the field; it must describe the Arrow data:
+    ///
+    /// * fundamental types for the Arrow type of the same width and
+    ///   signedness, `char` for Int8, `std::byte` for UInt8, `Double32_t`
+    ///   for Float64; `std::string` for (Large)Utf8;
+    /// * `std::vector<T>`, `ROOT::VecOps::RVec<T>`, `std::(unordered_)(multi)set<T>`
+    ///   for (Large)List; `std::array<T,N>` for FixedSizeList(N);
+    ///   `std::variant<…>` for a union with as many members;
+    /// * `std::optional<T>` / `std::unique_ptr<T>` around any of them
+    ///   (nulls become empty optionals); leaving it out of a nullable field
+    ///   writes the field without optional (nulls are then an error);
+    /// * `std::pair<…>` / `std::tuple<…>` for a struct with as many members
+    ///   (the members are renamed `_0`, `_1`, …);
+    /// * any other name for a struct: a typed record of that class, whose
+    ///   members keep their names and inferred types. ROOT reads it with the
+    ///   class's dictionary or by emulating it.
+    pub type_name: Option<String>,
+    /// Split (`Some(true)`) or plain (`Some(false)`) encodings for the
+    /// field's own columns; default: split iff compressed.
+    pub split: Option<bool>,
+    /// Offsets of this collection or string in 32 (`Some(true)`) or 64 bits.
+    pub index32: Option<bool>,
+    /// Storage of a `float` / `double` field.
+    pub real: Option<RealEncoding>,
+}
+
+impl FieldOverride {
+    /// An override of the C++ type only.
+    pub fn type_name(name: impl Into<String>) -> Self {
+        FieldOverride { type_name: Some(name.into()), ..Default::default() }
+    }
+
+    /// An override of the floating-point encoding only.
+    pub fn real(encoding: RealEncoding) -> Self {
+        FieldOverride { real: Some(encoding), ..Default::default() }
+    }
+}
