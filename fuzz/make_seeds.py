@@ -6,6 +6,8 @@
   few good files.
 * ``compression``: compression blocks of each algorithm ROOT writes, prefixed
   with the 3-byte little-endian uncompressed length the fuzz target expects.
+* ``page``: one small page of each column type, in the input layout of
+  ``fuzz_targets/page.rs``.
 
 Deterministic for given inputs and library versions. Usage:
 ``python fuzz/make_seeds.py [--source DIR]`` (``DIR`` as for
@@ -57,6 +59,21 @@ def short(name: str) -> str:
     return name.removesuffix(".root")
 
 
+# Column type id -> bits on storage (RNTuple 1.0, "Column Description").
+COLUMN_BITS = {
+    0x00: 1, 0x01: 8, 0x02: 8, 0x03: 8, 0x04: 8, 0x05: 16, 0x06: 16, 0x07: 32, 0x08: 32, 0x09: 64,
+    0x0A: 64, 0x0B: 16, 0x0C: 32, 0x0D: 64, 0x0E: 32, 0x0F: 64, 0x10: 96, 0x11: 16, 0x12: 16,
+    0x13: 32, 0x14: 32, 0x15: 64, 0x16: 64, 0x17: 16, 0x18: 32, 0x19: 64, 0x1A: 32, 0x1B: 64,
+    0x1C: 20, 0x1D: 12,
+}  # fmt: skip
+
+
+def page_seed(type_id: int, bits: int, page: bytes, value_range: tuple[float, float] | None = None) -> bytes:
+    flags = 1 if value_range else 0
+    lo, hi = value_range or (0.0, 0.0)
+    return bytes([type_id, bits, flags]) + struct.pack("<dd", lo, hi) + page
+
+
 def block(tag: bytes, body: bytes, usize: int) -> bytes:
     return tag + len(body).to_bytes(3, "little") + usize.to_bytes(3, "little") + body
 
@@ -66,7 +83,7 @@ def main() -> None:
     ap.add_argument("--source", type=Path)
     args = ap.parse_args()
     seeds = HERE / "seeds"
-    for target in ("whole_file", "envelope", "compression"):
+    for target in ("whole_file", "envelope", "compression", "page"):
         shutil.rmtree(seeds / target, ignore_errors=True)
         (seeds / target).mkdir(parents=True)
 
@@ -100,7 +117,15 @@ def main() -> None:
         b"ZS\x01", bytes(cramjam.zstd.compress(plain[half:], level=5)), len(plain) - half
     )
     (out / "zstd-two-chunks").write_bytes(n + two)
-    for target in ("whole_file", "envelope", "compression"):
+    for type_id, bits in COLUMN_BITS.items():
+        n = 16
+        page = bytes((i * 37 + 11) & 0xFF for i in range((n * bits + 7) // 8))
+        if type_id in (0x0E, 0x0F, 0x1A, 0x1B):  # index columns: small non-decreasing offsets
+            width = bits // 8
+            page = b"".join((i * 3).to_bytes(width, "little") for i in range(n))
+        value_range = (-1.0, 1.0) if type_id == 0x1D else None
+        (seeds / "page" / f"type-{type_id:02x}").write_bytes(page_seed(type_id, bits, page, value_range))
+    for target in ("whole_file", "envelope", "compression", "page"):
         files = sorted((seeds / target).iterdir())
         print(f"{target}: {len(files)} seeds, {sum(f.stat().st_size for f in files)} bytes")
 

@@ -225,7 +225,7 @@ def test_rntuple_metadata() -> None:
     clusters = nt.clusters
     assert clusters[0].first_entry == 0
     assert sum(c.num_entries for c in clusters) == nt.num_entries
-    assert "RNTuple 'ntuple'" in repr(nt) or "ntuple" in repr(nt)
+    assert repr(nt).startswith("<RNTuple 'ntuple' (5 entries, 4 fields)")
 
 
 def test_show_prints(capsys) -> None:
@@ -313,3 +313,21 @@ def test_console_script_entry_point() -> None:
 
     scripts = {ep.name: ep.value for ep in entry_points(group="console_scripts")}
     assert scripts.get("rntuple") == "rntuple.__main__:main"
+
+
+def test_filter_and_size_helpers() -> None:
+    from rntuple._filters import make_filter, parse_memory_size
+
+    assert make_filter(None)("anything")
+    assert make_filter("Muon_*")("Muon_pt") and not make_filter("Muon_*")("nMuon")
+    assert make_filter("/^muon_p[th]/i")("Muon_phi") and not make_filter("/^muon_p[th]/")("Muon_phi")
+    assert make_filter("Muon_pt")("Muon_pt") and not make_filter("Muon_pt")("Muon_pt2")
+    assert make_filter(["a", "b*"])("bc") and not make_filter(["a", "b*"])("c")
+    assert parse_memory_size(123) == 123
+    assert parse_memory_size("100 MB") == 100_000_000
+    assert parse_memory_size("1.5kB") == 1500
+    assert parse_memory_size("2 GiB") == 2 << 30
+    assert parse_memory_size("10 B") == 10
+    for bad in ["100 parsecs", "MB", True]:
+        with pytest.raises((ValueError, TypeError)):
+            parse_memory_size(bad)

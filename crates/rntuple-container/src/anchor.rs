@@ -69,8 +69,8 @@ impl Anchor {
     /// errors are relative to `location.offset`.
     ///
     /// Checks, in order: the size, the checksum (when `verify_checksum`), the
-    /// version epoch (only 1 is read; others are [`Error::Unsupported`]), and
-    /// that `max_key_size` is not 0.
+    /// version epoch (only 1 is read; others are [`Error::Unsupported`]). A
+    /// `max_key_size` of 0 (uproot 5.7 writes it) means payloads are never split.
     pub fn parse(bytes: &[u8], verify_checksum: bool, location: &Location) -> Result<Self> {
         let at =
             |rel: usize| Location::new(location.context.clone(), location.offset.map(|o| o.saturating_add(rel as u64)));
@@ -115,9 +115,7 @@ impl Anchor {
                 at(ANCHOR_PREFIX_LEN),
             ));
         }
-        if anchor.max_key_size == 0 {
-            return Err(Error::out_of_spec("anchor fMaxKeySize is 0", at(ANCHOR_PREFIX_LEN + 56)));
-        }
+        // fMaxKeySize 0 (as uproot 5.7 writes it) means payloads are never split.
         Ok(anchor)
     }
 
@@ -228,11 +226,12 @@ mod tests {
     }
 
     #[test]
-    fn rejects_short_payload_and_zero_max_key_size() {
+    fn rejects_short_payload_accepts_zero_max_key_size() {
         assert!(matches!(Anchor::parse(&REAL[..77], false, &loc()), Err(Error::Truncated { .. })));
         assert!(matches!(Anchor::parse(&[], false, &loc()), Err(Error::Truncated { .. })));
         let base = Anchor::parse(&REAL, true, &loc()).unwrap();
         let zero = Anchor { max_key_size: 0, ..base };
-        assert!(matches!(Anchor::parse(&zero.to_bytes(), true, &loc()), Err(Error::OutOfSpec { .. })));
+        // uproot 5.7 writes 0: no payload is split over keys.
+        assert_eq!(Anchor::parse(&zero.to_bytes(), true, &loc()).unwrap().max_key_size, 0);
     }
 }

@@ -47,12 +47,11 @@ pub struct ChunkLayout {
 
 impl ChunkLayout {
     /// The layout ROOT uses for `nbytes` bytes, or `None` when the payload fits
-    /// in one key. Fails when `max_key_size` is 0 or too small for the offsets.
+    /// in one key. A `max_key_size` of 0 means "no limit": uproot 5.7 writes
+    /// 0 into its anchors and stores every payload in one key. Fails when
+    /// `max_key_size` is too small for the offsets.
     pub fn compute(nbytes: u64, max_key_size: u64, location: &Location) -> Result<Option<Self>> {
-        if max_key_size == 0 {
-            return Err(Error::out_of_spec("max key size is 0", location.clone()));
-        }
-        if nbytes <= max_key_size {
+        if max_key_size == 0 || nbytes <= max_key_size {
             return Ok(None);
         }
         let mut n_chunks = nbytes.div_ceil(max_key_size);
@@ -131,8 +130,8 @@ mod tests {
     }
 
     #[test]
-    fn rejects_zero_and_tiny_max_key_size() {
-        assert!(ChunkLayout::compute(10, 0, &Location::default()).is_err());
+    fn zero_means_unsplit_and_tiny_max_key_size_is_rejected() {
+        assert!(ChunkLayout::compute(10, 0, &Location::default()).unwrap().is_none());
         assert!(ChunkLayout::compute(1000, 1, &Location::default()).is_err());
         assert!(ChunkLayout::compute(u64::MAX, 8, &Location::default()).is_err());
         assert!(ChunkLayout::compute(u64::MAX, u64::MAX - 1, &Location::default()).is_ok());

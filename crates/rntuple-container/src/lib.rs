@@ -37,6 +37,7 @@ pub mod file;
 pub mod header;
 pub mod key;
 pub mod storage;
+pub mod write;
 
 pub use anchor::Anchor;
 pub use blob::ChunkLayout;
@@ -45,3 +46,4 @@ pub use file::{OpenOptions, RootFile};
 pub use header::FileHeader;
 pub use key::KeyInfo;
 pub use storage::{LocalFile, MemoryStorage, ReadAt};
+pub use write::{FileWriter, WriterOptions};

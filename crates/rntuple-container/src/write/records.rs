@@ -43,9 +43,6 @@ pub(crate) const DIRECTORY_RECORD_LEN: usize = 60;
 /// `TFree` class version.
 const FREE_CLASS_VERSION: u16 = 1;
 
-/// A streamed `TUUID`: its 2-byte version (1) and 16 bytes.
-pub(crate) const UUID_RECORD_LEN: usize = 18;
-
 /// Bytes of a streamed `TString`.
 pub(crate) fn tstring_len(s: &str) -> usize {
     s.len() + if s.len() < usize::from(TSTRING_LONG_MARKER) { 1 } else { 5 }

@@ -1,0 +1,431 @@
+//! [`FileWriter`]: writes RNTuple payloads and anchors into a new ROOT file.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use rntuple_format::{Error, Location, Result};
+
+use super::close::{close, put_tnamed, Identity, BEGIN};
+use super::options::WriterOptions;
+use super::records::{key_len, put_directory, tstring_len, Key, DIRECTORY_RECORD_LEN};
+use super::stamp::{datime_from_unix, derive_uuid, now_unix, random_seed, source_date_epoch};
+use super::tree::Tree;
+use crate::anchor::Anchor;
+use crate::blob::ChunkLayout;
+use crate::constants::{BLOB_CLASS_NAME, INCOMPLETE_FILE_MAGIC};
+use crate::directory::DirectoryRecord;
+
+/// Longest file name stored in the `TFile` record; longer names are cut (ROOT
+/// refuses files whose `fNbytesName` exceeds 1000 bytes, `TFile::Init`).
+const MAX_FILE_NAME_LEN: usize = 200;
+
+/// Size of the write buffer.
+const BUFFER_SIZE: usize = 1 << 20;
+
+/// Writes a complete ROOT file (`TFile`) holding RNTuples: their pages and
+/// envelopes as `RBlob` keys, their anchors as `ROOT::RNTuple` keys in the top
+/// directory or in subdirectories. See the [module documentation](super) for
+/// the layout.
+///
+/// The file is valid only after [`FileWriter::finish`]: until then, and for
+/// ever if the writer is dropped or the process dies, it starts with a
+/// placeholder ([`INCOMPLETE_FILE_MAGIC`]) instead of a ROOT file header, so
+/// that ROOT, uproot and [`crate::RootFile`] refuse it.
+#[derive(Debug)]
+pub struct FileWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    /// Offset of the next byte to write.
+    pos: u64,
+    options: WriterOptions,
+    /// Name of the `TFile` record: the file name without directories.
+    file_name: String,
+    datime: u32,
+    uuid_seed: u64,
+    /// `fNbytesName`: `TFile` key header plus its `TNamed`.
+    nbytes_name: u32,
+    /// Offset of the top directory record in the `TFile` record.
+    top_record_at: u64,
+    /// First byte after the `TFile` record: where payloads start.
+    data_start: u64,
+    tree: Tree,
+    state: State,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Open,
+    /// An I/O error left the file in an unknown state; every later call fails.
+    Failed(String),
+    Finished,
+}
+
+impl FileWriter {
+    /// Creates (or truncates) the file at `path` and writes its placeholder
+    /// header and `TFile` record.
+    pub fn create(path: impl AsRef<Path>, options: WriterOptions) -> Result<Self> {
+        options.validate()?;
+        let path = path.as_ref().to_path_buf();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| Error::io(format!("{} (creating it)", path.display()), e))?;
+        // The placeholder goes to the file at once, unbuffered: whatever happens
+        // next, the file cannot be taken for a complete ROOT file.
+        (&file).write_all(&placeholder()).map_err(|e| Error::io(format!("{} (writing)", path.display()), e))?;
+
+        let (timestamp, reproducible) = match options.timestamp.or_else(source_date_epoch) {
+            Some(t) => (t, true),
+            None => (now_unix(), false),
+        };
+        let file_name = file_name_of(&path);
+        let tnamed_len = tstring_len(&file_name) + tstring_len("");
+        let tfile_key = Key {
+            class_name: "TFile".into(),
+            name: file_name.clone(),
+            title: String::new(),
+            cycle: 1,
+            seek_key: BEGIN,
+            seek_pdir: 0,
+            stored_len: (tnamed_len + DIRECTORY_RECORD_LEN) as u64,
+            obj_len: (tnamed_len + DIRECTORY_RECORD_LEN) as u64,
+        };
+        let nbytes_name = (tfile_key.key_len() + tnamed_len) as u32;
+        let mut writer = Self {
+            out: BufWriter::with_capacity(BUFFER_SIZE, file),
+            pos: BEGIN,
+            options,
+            datime: datime_from_unix(timestamp),
+            uuid_seed: if reproducible { 0 } else { random_seed() },
+            nbytes_name,
+            top_record_at: BEGIN + u64::from(nbytes_name),
+            data_start: BEGIN + tfile_key.nbytes(),
+            tree: Tree::default(),
+            state: State::Open,
+            file_name,
+            path,
+        };
+        // The TFile record, with a provisional top directory record (no keys
+        // yet) that finish() overwrites.
+        let mut record = Vec::with_capacity(tfile_key.nbytes() as usize);
+        tfile_key.encode(writer.datime, &mut record)?;
+        put_tnamed(&mut record, &writer.file_name, "");
+        let provisional = DirectoryRecord {
+            version: super::records::DIRECTORY_CLASS_VERSION,
+            datime_c: writer.datime,
+            datime_m: writer.datime,
+            nbytes_keys: 0,
+            nbytes_name,
+            seek_dir: BEGIN,
+            seek_parent: 0,
+            seek_keys: 0,
+        };
+        put_directory(&mut record, &provisional, &writer.uuid(""));
+        writer.write(&record)?;
+        Ok(writer)
+    }
+
+    /// Appends an RNTuple payload (page, envelope) as one `RBlob` key, or as
+    /// several when it is larger than [`FileWriter::max_key_size`] (the layout
+    /// of [`crate::blob`]), and returns the offset of its first byte: what goes
+    /// into a locator or the anchor. The bytes are written as given.
+    pub fn write_blob(&mut self, payload: &[u8]) -> Result<u64> {
+        self.write_blob_parts(&[payload])
+    }
+
+    /// [`FileWriter::write_blob`] for a payload given in pieces, written one
+    /// after the other without copying them together (e.g. a page and its
+    /// 8-byte checksum). The multi-key split applies to the whole.
+    pub fn write_blob_parts(&mut self, parts: &[&[u8]]) -> Result<u64> {
+        let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        self.write_blob_parts_with_len(parts, total)
+    }
+
+    /// [`FileWriter::write_blob_parts`], recording `uncompressed_len` as the
+    /// key's object length (`fObjLen`) so that `TFile::Map` shows the payload's
+    /// compression factor, as ROOT does. The bytes are still written as given;
+    /// chunks of a multi-key payload record their own size.
+    pub fn write_blob_parts_with_len(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64> {
+        self.check_open()?;
+        let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        let max = self.options.max_key_size;
+        let location = Location::new(format!("RNTuple payload of {total} bytes"), Some(self.pos));
+        let Some(layout) = ChunkLayout::compute(total, max, &location).map_err(|e| Error::InvalidArgument {
+            message: format!("cannot split the payload over keys: {e}"),
+        })?
+        else {
+            // ROOT records the payload size when the length does not fit fObjLen.
+            let obj_len = if uncompressed_len > i32::MAX as u64 { total } else { uncompressed_len };
+            return self.blob_key(parts, total, obj_len);
+        };
+        // As ROOT's RNTupleFileWriter::WriteBlob: chunks 2..k first, each in its
+        // own key, then the first key, holding the first bytes and the
+        // (little-endian) offsets of the other chunks' payloads.
+        let mut offsets = Vec::with_capacity(layout.offsets_len as usize);
+        let mut from = layout.first_chunk_len;
+        while from < total {
+            let len = (total - from).min(max);
+            let offset = self.blob_key(&slice_parts(parts, from, len), len, len)?;
+            offsets.extend_from_slice(&offset.to_le_bytes());
+            from += len;
+        }
+        if offsets.len() as u64 != layout.offsets_len {
+            return Err(Error::InvalidArgument {
+                message: format!("internal error: {} chunk offsets for layout {layout:?}", offsets.len() / 8),
+            });
+        }
+        let mut first = slice_parts(parts, 0, layout.first_chunk_len);
+        first.push(&offsets);
+        self.blob_key(&first, max, max)
+    }
+
+    /// Adds the `ROOT::RNTuple` anchor key `name`, which may be a path
+    /// (`"dir/sub/name"`): the subdirectories are created as needed. Writing a
+    /// name twice makes a new cycle, as ROOT does. The anchor's `max_key_size`
+    /// must be this writer's, and its envelopes must have been written by it.
+    /// The key itself is written by [`FileWriter::finish`].
+    pub fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()> {
+        self.check_open()?;
+        if anchor.max_key_size != self.options.max_key_size {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "anchor '{name}' has max key size {}, but the file's payloads are split at {}",
+                    anchor.max_key_size, self.options.max_key_size
+                ),
+            });
+        }
+        for (what, seek, nbytes) in
+            [("header", anchor.seek_header, anchor.nbytes_header), ("footer", anchor.seek_footer, anchor.nbytes_footer)]
+        {
+            let first_key = nbytes.min(self.options.max_key_size);
+            let min_seek = self.data_start + key_len(BLOB_CLASS_NAME, "", "") as u64;
+            if seek < min_seek || seek.checked_add(first_key).is_none_or(|end| end > self.pos) {
+                return Err(Error::InvalidArgument {
+                    message: format!(
+                        "anchor '{name}': the {what} envelope ({nbytes} bytes at offset {seek}) was not written \
+                         to this file (its payloads span offsets {min_seek}..{})",
+                        self.pos
+                    ),
+                });
+            }
+        }
+        self.tree.add_anchor(name, anchor.clone())?;
+        Ok(())
+    }
+
+    /// The largest payload of one key; the anchors must carry it.
+    pub fn max_key_size(&self) -> u64 {
+        self.options.max_key_size
+    }
+
+    /// The options the writer was created with.
+    pub fn options(&self) -> &WriterOptions {
+        &self.options
+    }
+
+    /// The path of the file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes written so far (the offset of the next key).
+    pub fn len(&self) -> u64 {
+        self.pos
+    }
+
+    /// Always false: a file holds at least its header.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Completes the file: writes the subdirectory and anchor keys, the key
+    /// lists, the streamer-info record (`ROOT::RNTuple`'s `TStreamerInfo`), the
+    /// free-segments record, the top directory record and, last, the file
+    /// header. If this fails the file stays marked incomplete.
+    pub fn finish(mut self) -> Result<()> {
+        self.check_open()?;
+        let seed = self.uuid_seed;
+        let (file_name, datime) = (self.file_name.clone(), self.datime);
+        let uuid = move |path: &str| derive_uuid(seed, &[file_name.as_bytes(), &datime.to_be_bytes(), path.as_bytes()]);
+        let identity = Identity {
+            file_name: &self.file_name,
+            datime: self.datime,
+            compression: self.options.compression,
+            nbytes_name: self.nbytes_name,
+            uuid: &uuid,
+        };
+        let closing = close(&self.tree, self.pos, &identity)?;
+        let result = self.write_closing(&closing.metadata, &closing.top_record, &closing.header);
+        if result.is_err() {
+            // Best effort: the header may be half written.
+            let _ = self.out.get_ref().write_all_at(&placeholder(), 0);
+        } else {
+            debug_assert_eq!(self.pos, closing.end);
+            self.state = State::Finished;
+        }
+        result
+    }
+
+    // --- internals ---------------------------------------------------------
+
+    fn write_closing(&mut self, metadata: &[u8], top_record: &[u8], header: &[u8]) -> Result<()> {
+        self.write(metadata)?;
+        self.write_at(self.top_record_at, top_record)?;
+        if self.options.sync {
+            self.out.get_ref().sync_all().map_err(|e| self.fail(e))?;
+        }
+        self.write_at(0, header)?;
+        if self.options.sync {
+            self.out.get_ref().sync_all().map_err(|e| self.fail(e))?;
+        }
+        Ok(())
+    }
+
+    /// Writes one `RBlob` key holding `parts` (`stored_len` bytes) and returns
+    /// the offset of its payload.
+    fn blob_key(&mut self, parts: &[&[u8]], stored_len: u64, obj_len: u64) -> Result<u64> {
+        let key = Key {
+            class_name: BLOB_CLASS_NAME.into(),
+            name: String::new(),
+            title: String::new(),
+            cycle: 1,
+            seek_key: self.pos,
+            seek_pdir: BEGIN,
+            stored_len,
+            obj_len,
+        };
+        let mut header = Vec::with_capacity(key.key_len());
+        key.encode(self.datime, &mut header)?;
+        self.write(&header)?;
+        let payload_at = self.pos;
+        for p in parts {
+            self.write(p)?;
+        }
+        Ok(payload_at)
+    }
+
+    fn uuid(&self, dir_path: &str) -> [u8; 16] {
+        derive_uuid(self.uuid_seed, &[self.file_name.as_bytes(), &self.datime.to_be_bytes(), dir_path.as_bytes()])
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match self.out.write_all(bytes) {
+            Ok(()) => {
+                self.pos += bytes.len() as u64;
+                Ok(())
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
+        self.out.flush().map_err(|e| self.fail(e))?;
+        self.out.get_ref().write_all_at(bytes, offset).map_err(|e| self.fail(e))
+    }
+
+    fn fail(&mut self, e: std::io::Error) -> Error {
+        let err = Error::io(format!("{} (writing)", self.path.display()), e);
+        if self.state == State::Open {
+            self.state = State::Failed(err.to_string());
+        }
+        err
+    }
+
+    fn check_open(&self) -> Result<()> {
+        match &self.state {
+            State::Open => Ok(()),
+            State::Failed(first) => Err(Error::InvalidArgument {
+                message: format!("the writer of {} failed earlier ({first}); the file is incomplete", self.path.display()),
+            }),
+            State::Finished => Err(Error::InvalidArgument {
+                message: format!("the writer of {} has finished", self.path.display()),
+            }),
+        }
+    }
+}
+
+impl Drop for FileWriter {
+    /// An unfinished file keeps its placeholder header: it stays invalid. The
+    /// buffered payload bytes are flushed (they do not make it valid).
+    fn drop(&mut self) {
+        if self.state != State::Finished {
+            let _ = self.out.flush();
+        }
+    }
+}
+
+/// The first `fBEGIN` bytes of an unfinished file: [`INCOMPLETE_FILE_MAGIC`]
+/// and a line of explanation for whoever looks at the bytes.
+fn placeholder() -> Vec<u8> {
+    let mut out = INCOMPLETE_FILE_MAGIC.to_vec();
+    out.extend_from_slice(b"ROOT file not completed by its writer (rntuple): it failed or was abandoned\n");
+    debug_assert!(out.len() <= BEGIN as usize);
+    out.resize(BEGIN as usize, 0);
+    out
+}
+
+/// The name of the `TFile` record: the file name without its directories (as
+/// ROOT's RNTuple writer stores it), cut to [`MAX_FILE_NAME_LEN`] bytes.
+fn file_name_of(path: &Path) -> String {
+    let mut name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if name.len() > MAX_FILE_NAME_LEN {
+        let mut cut = MAX_FILE_NAME_LEN;
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        name.truncate(cut);
+    }
+    name
+}
+
+/// The bytes `[from, from + len)` of the concatenation of `parts`, as slices.
+fn slice_parts<'a>(parts: &[&'a [u8]], from: u64, len: u64) -> Vec<&'a [u8]> {
+    let (from, end) = (from as usize, (from + len) as usize);
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    for p in parts {
+        let (start, stop) = (at, at + p.len());
+        at = stop;
+        if stop <= from || start >= end {
+            continue;
+        }
+        out.push(&p[from.max(start) - start..end.min(stop) - start]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_across_parts() {
+        let parts: [&[u8]; 3] = [b"abc", b"", b"defgh"];
+        let cat = |v: Vec<&[u8]>| v.concat();
+        assert_eq!(cat(slice_parts(&parts, 0, 8)), b"abcdefgh");
+        assert_eq!(cat(slice_parts(&parts, 2, 3)), b"cde");
+        assert_eq!(cat(slice_parts(&parts, 3, 5)), b"defgh");
+        assert_eq!(cat(slice_parts(&parts, 5, 0)), b"");
+        assert_eq!(slice_parts(&parts, 1, 1), [b"b"]);
+    }
+
+    #[test]
+    fn placeholder_is_not_a_root_or_bare_rntuple_header() {
+        let p = placeholder();
+        assert_eq!(p.len(), 100);
+        assert!(p.starts_with(&INCOMPLETE_FILE_MAGIC));
+        assert!(!p.starts_with(b"root") && !p.starts_with(b"rntuple"));
+    }
+
+    #[test]
+    fn file_names_are_cut_on_char_boundaries() {
+        assert_eq!(file_name_of(Path::new("/a/b/out.root")), "out.root");
+        let long = format!("/tmp/{}.root", "é".repeat(150));
+        let name = file_name_of(Path::new(&long));
+        assert!(name.len() <= MAX_FILE_NAME_LEN && name.len() >= MAX_FILE_NAME_LEN - 1);
+    }
+}

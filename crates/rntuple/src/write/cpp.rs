@@ -1,0 +1,160 @@
+//! C++ type names given in [`super::FieldOverride::type_name`], parsed into
+//! the shapes the writer knows (spec "Mapping of C++ Types to Fields and
+//! Columns"). Template arguments are re-spelled from the parsed form, so the
+//! names written follow the spec's normalization ("Type Name Normalization")
+//! whatever spacing or aliases (`int`, `ROOT::RVec`) the user wrote.
+
+use rntuple_format::{Error, Result};
+
+use crate::schema::typename::split_template;
+use crate::schema::Primitive;
+
+/// A parsed C++ type.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum CppType {
+    /// A fundamental type; `double32` for ROOT's `Double32_t`.
+    Prim { prim: Primitive, double32: bool },
+    String,
+    /// A vector-like collection; `tmpl` is the normalized template name.
+    Vector { tmpl: &'static str, item: Box<CppType> },
+    /// `std::optional` / `std::unique_ptr`.
+    Optional { tmpl: &'static str, item: Box<CppType> },
+    Array { size: u64, item: Box<CppType> },
+    Variant(Vec<CppType>),
+    /// `std::pair` / `std::tuple`.
+    Tuple { tmpl: &'static str, items: Vec<CppType> },
+    /// Any other name: a user class (typed record).
+    Class(String),
+}
+
+/// The normalized C++ name of a fundamental type.
+pub(crate) fn primitive_name(p: Primitive) -> &'static str {
+    match p {
+        Primitive::Bool => "bool",
+        Primitive::Byte => "std::byte",
+        Primitive::Char => "char",
+        Primitive::I8 => "std::int8_t",
+        Primitive::U8 => "std::uint8_t",
+        Primitive::I16 => "std::int16_t",
+        Primitive::U16 => "std::uint16_t",
+        Primitive::I32 => "std::int32_t",
+        Primitive::U32 => "std::uint32_t",
+        Primitive::I64 => "std::int64_t",
+        Primitive::U64 => "std::uint64_t",
+        Primitive::F32 => "float",
+        Primitive::F64 => "double",
+    }
+}
+
+fn invalid(name: &str, why: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument { message: format!("cannot use C++ type '{name}': {why}") }
+}
+
+fn one_arg<'a>(name: &str, args: &[&'a str]) -> Result<&'a str> {
+    match args {
+        [a] => Ok(a),
+        _ => Err(invalid(name, format!("expected one template argument, found {}", args.len()))),
+    }
+}
+
+/// Parses a C++ type name.
+pub(crate) fn parse(name: &str) -> Result<CppType> {
+    let name = name.trim();
+    let name = name.strip_prefix("::").unwrap_or(name);
+    if name.is_empty() {
+        return Err(invalid(name, "empty type name"));
+    }
+    if let Some((tmpl, args)) = split_template(name) {
+        let tmpl = tmpl.strip_prefix("::").unwrap_or(tmpl);
+        let vector = match tmpl {
+            "std::vector" => Some("std::vector"),
+            "ROOT::VecOps::RVec" | "ROOT::RVec" => Some("ROOT::VecOps::RVec"),
+            "std::set" => Some("std::set"),
+            "std::multiset" => Some("std::multiset"),
+            "std::unordered_set" => Some("std::unordered_set"),
+            "std::unordered_multiset" => Some("std::unordered_multiset"),
+            _ => None,
+        };
+        if let Some(tmpl) = vector {
+            let item = parse(one_arg(name, &args)?)?;
+            return Ok(CppType::Vector { tmpl, item: Box::new(item) });
+        }
+        return match tmpl {
+            "std::optional" | "std::unique_ptr" => {
+                let tmpl = if tmpl == "std::optional" { "std::optional" } else { "std::unique_ptr" };
+                let item = parse(one_arg(name, &args)?)?;
+                if matches!(item, CppType::Optional { .. }) {
+                    return Err(invalid(name, "an optional of an optional cannot be written from Arrow data"));
+                }
+                Ok(CppType::Optional { tmpl, item: Box::new(item) })
+            }
+            "std::array" => {
+                let [item, size] = args[..] else {
+                    return Err(invalid(name, "std::array takes two template arguments"));
+                };
+                let size: u64 = size
+                    .trim_end_matches(['u', 'U', 'l', 'L'])
+                    .parse()
+                    .map_err(|_| invalid(name, format!("array size '{size}' is not a number")))?;
+                if size == 0 || size > i32::MAX as u64 {
+                    return Err(invalid(name, format!("array size {size} is out of range")));
+                }
+                Ok(CppType::Array { size, item: Box::new(parse(item)?) })
+            }
+            "std::variant" => {
+                if args.is_empty() || args.len() > 125 {
+                    return Err(invalid(name, "a variant has 1 to 125 alternatives (spec \"std::variant\")"));
+                }
+                Ok(CppType::Variant(args.iter().map(|a| parse(a)).collect::<Result<_>>()?))
+            }
+            "std::pair" | "std::tuple" => {
+                if tmpl == "std::pair" && args.len() != 2 {
+                    return Err(invalid(name, "std::pair takes two template arguments"));
+                }
+                let tmpl = if tmpl == "std::pair" { "std::pair" } else { "std::tuple" };
+                Ok(CppType::Tuple { tmpl, items: args.iter().map(|a| parse(a)).collect::<Result<_>>()? })
+            }
+            t if t.starts_with("std::") => Err(invalid(name, format!("'{t}' cannot be written from Arrow data"))),
+            _ => Ok(CppType::Class(name.to_string())),
+        };
+    }
+    match name {
+        "std::string" | "string" => return Ok(CppType::String),
+        "Double32_t" => return Ok(CppType::Prim { prim: Primitive::F64, double32: true }),
+        _ => {}
+    }
+    if let Some(prim) = Primitive::from_type_name(name) {
+        return Ok(CppType::Prim { prim, double32: false });
+    }
+    if name.starts_with("std::") || name.contains(['<', '>', ',', '[', '*', '&']) {
+        return Err(invalid(name, "not a type this writer can produce from Arrow data"));
+    }
+    if !name.split("::").all(|part| {
+        let mut c = part.chars();
+        c.next().is_some_and(|f| f.is_alphabetic() || f == '_') && c.all(|ch| ch.is_alphanumeric() || ch == '_')
+    }) {
+        return Err(invalid(name, "not a C++ class name"));
+    }
+    Ok(CppType::Class(name.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_writable_types() {
+        assert_eq!(parse("int").unwrap(), CppType::Prim { prim: Primitive::I32, double32: false });
+        assert_eq!(parse("Double32_t").unwrap(), CppType::Prim { prim: Primitive::F64, double32: true });
+        let v = parse("ROOT::RVec< std::optional<float> >").unwrap();
+        let CppType::Vector { tmpl, item } = v else { panic!("{v:?}") };
+        assert_eq!(tmpl, "ROOT::VecOps::RVec");
+        assert!(matches!(*item, CppType::Optional { tmpl: "std::optional", .. }));
+        assert!(matches!(parse("std::array<char, 4>").unwrap(), CppType::Array { size: 4, .. }));
+        assert!(matches!(parse("std::variant<int,std::string>").unwrap(), CppType::Variant(v) if v.len() == 2));
+        assert_eq!(parse("ns::Muon").unwrap(), CppType::Class("ns::Muon".into()));
+        for bad in ["", "std::map<int,int>", "std::optional<std::optional<int>>", "float*", "std::array<int,x>"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! From Arrow arrays to column elements, a whole entry range at a time
+//! (spec "Mapping of C++ Types to Fields and Columns"): fundamental values
+//! are copied slice by slice, offsets of strings and collections become
+//! cluster-relative end offsets, optionals become collections of zero or one
+//! element, unions become switch elements.
+//!
+//! Also here: the uncompressed bytes ROOT counts for an entry range (the sum
+//! of `RFieldBase::Append` results: one packed element per column element),
+//! which decides where clusters end.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::{Array, ArrayRef, BooleanArray, UInt64Array, UnionArray};
+use arrow_schema::DataType;
+use rntuple_format::{Error, Result};
+
+use super::pages::Columns;
+use super::plan::{compatible, ColumnPlan, PlanField, Shape};
+
+/// Bytes of a switch element on storage (u64 index + u32 tag).
+const SWITCH_PACKED_BYTES: u64 = 12;
+
+fn invalid(message: String) -> Error {
+    Error::InvalidArgument { message }
+}
+
+fn mismatch(f: &PlanField, dt: &DataType) -> Error {
+    invalid(format!(
+        "field '{}' is written as '{}' ({:?}) but the batch holds Arrow type {dt}",
+        f.path, f.type_name, f.shape
+    ))
+}
+
+/// Checks that Arrow type `dt` fits the plan of `f` (before anything is appended).
+pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
+    let ok = match (f.shape, dt) {
+        (Shape::Leaf(p), dt) => compatible(p, dt),
+        (Shape::String, DataType::Utf8 | DataType::LargeUtf8) => true,
+        (Shape::Vector, DataType::List(item) | DataType::LargeList(item)) => {
+            return check_type(&f.children[0], item.data_type())
+        }
+        (Shape::Optional, dt) => return check_type(&f.children[0], dt),
+        (Shape::Array(n), DataType::FixedSizeList(item, m)) if i64::from(*m) == n as i64 => {
+            return check_type(&f.children[0], item.data_type())
+        }
+        (Shape::Record, DataType::Struct(fields)) if fields.len() == f.children.len() => {
+            for (c, af) in f.children.iter().zip(fields.iter()) {
+                check_type(c, af.data_type())?;
+            }
+            return Ok(());
+        }
+        (Shape::Variant, DataType::Union(fields, _)) if fields.len() == f.children.len() => {
+            for ((c, &tid), (utid, af)) in f.children.iter().zip(&f.union_type_ids).zip(fields.iter()) {
+                if tid != utid {
+                    return Err(invalid(format!(
+                        "field '{}': union type id {utid} where the schema had {tid}",
+                        f.path
+                    )));
+                }
+                check_type(c, af.data_type())?;
+            }
+            return Ok(());
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(mismatch(f, dt))
+    }
+}
+
+/// Offsets of a string or list array, whatever their width.
+enum Offsets<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+}
+
+impl Offsets<'_> {
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            Offsets::I32(o) => o[i] as u64,
+            Offsets::I64(o) => o[i] as u64,
+        }
+    }
+}
+
+fn list_parts(f: &PlanField, arr: &dyn Array) -> Result<(Offsets<'_>, ArrayRef)> {
+    if let Some(l) = arr.as_list_opt::<i32>() {
+        Ok((Offsets::I32(l.value_offsets()), l.values().clone()))
+    } else if let Some(l) = arr.as_list_opt::<i64>() {
+        Ok((Offsets::I64(l.value_offsets()), l.values().clone()))
+    } else {
+        Err(mismatch(f, arr.data_type()))
+    }
+}
+
+fn string_parts<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<(Offsets<'a>, &'a [u8])> {
+    if let Some(s) = arr.as_string_opt::<i32>() {
+        Ok((Offsets::I32(s.value_offsets()), s.value_data()))
+    } else if let Some(s) = arr.as_string_opt::<i64>() {
+        Ok((Offsets::I64(s.value_offsets()), s.value_data()))
+    } else {
+        Err(mismatch(f, arr.data_type()))
+    }
+}
+
+fn union_of<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<&'a UnionArray> {
+    arr.as_any().downcast_ref::<UnionArray>().ok_or_else(|| mismatch(f, arr.data_type()))
+}
+
+/// Entries of `[a, b)` that are null, if any.
+fn has_nulls(arr: &dyn Array, a: usize, b: usize) -> bool {
+    arr.nulls().is_some_and(|n| n.slice(a, b - a).null_count() > 0)
+}
+
+fn no_nulls(f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
+    if has_nulls(arr, a, b) {
+        return Err(invalid(format!(
+            "field '{}' of type '{}' holds null values but is not a std::optional; make it one with \
+             FieldOverride::type_name (\"std::optional<{}>\")",
+            f.path,
+            f.type_name,
+            if f.type_name.is_empty() { "T" } else { f.type_name.as_str() }
+        )));
+    }
+    Ok(())
+}
+
+/// Per alternative of a variant: the Arrow union type id to alternative index.
+fn alternative_of(f: &PlanField, tid: i8) -> Result<usize> {
+    f.union_type_ids
+        .iter()
+        .position(|&t| t == tid)
+        .ok_or_else(|| invalid(format!("field '{}': unknown union type id {tid}", f.path)))
+}
+
+/// Appends Arrow data to the columns of a plan.
+#[derive(Debug)]
+pub(crate) struct Filler {
+    pub columns: Columns,
+    /// Per field id: elements appended in the current cluster.
+    pub counts: Vec<u64>,
+}
+
+impl Filler {
+    pub fn reset_counts(&mut self) {
+        self.counts.iter_mut().for_each(|c| *c = 0);
+    }
+
+    /// Appends elements `[a, b)` of `arr` to field `f` and its subfields.
+    pub fn append(&mut self, f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
+        if a < b {
+            self.append_inner(f, arr, a, b)?;
+        }
+        self.counts[f.id as usize] += (b - a) as u64;
+        Ok(())
+    }
+
+    fn append_inner(&mut self, f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
+        match f.shape {
+            Shape::Leaf(_) => {
+                no_nulls(f, arr, a, b)?;
+                self.append_leaf(f, arr, a, b)
+            }
+            Shape::String => {
+                no_nulls(f, arr, a, b)?;
+                let (offs, data) = string_parts(f, arr)?;
+                let base = self.columns.n_cluster(f.columns[1]);
+                let start = offs.get(a);
+                let index: Vec<u64> = (a + 1..=b).map(|i| base + offs.get(i) - start).collect();
+                self.columns.push(f.columns[0], &index)?;
+                self.columns.push(f.columns[1], &data[start as usize..offs.get(b) as usize])
+            }
+            Shape::Vector => {
+                no_nulls(f, arr, a, b)?;
+                let (offs, values) = list_parts(f, arr)?;
+                let child = &f.children[0];
+                let base = self.counts[child.id as usize];
+                let start = offs.get(a);
+                let index: Vec<u64> = (a + 1..=b).map(|i| base + offs.get(i) - start).collect();
+                self.columns.push(f.columns[0], &index)?;
+                self.append(child, values.as_ref(), start as usize, offs.get(b) as usize)
+            }
+            Shape::Optional => {
+                let child = &f.children[0];
+                let base = self.counts[child.id as usize];
+                match arr.nulls().filter(|n| n.slice(a, b - a).null_count() > 0) {
+                    None => {
+                        let index: Vec<u64> = (1..=(b - a) as u64).map(|k| base + k).collect();
+                        self.columns.push(f.columns[0], &index)?;
+                        self.append(child, arr, a, b)
+                    }
+                    Some(nulls) => {
+                        let valid = nulls.inner().slice(a, b - a);
+                        let mut k = base;
+                        let index: Vec<u64> = valid
+                            .iter()
+                            .map(|v| {
+                                k += u64::from(v);
+                                k
+                            })
+                            .collect();
+                        self.columns.push(f.columns[0], &index)?;
+                        let present = arrow_select::filter::filter(&arr.slice(a, b - a), &BooleanArray::new(valid, None))
+                            .map_err(|e| invalid(format!("field '{}': {e}", f.path)))?;
+                        self.append(child, present.as_ref(), 0, present.len())
+                    }
+                }
+            }
+            Shape::Array(n) => {
+                no_nulls(f, arr, a, b)?;
+                let l = arr.as_fixed_size_list_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
+                let start = l.value_offset(a) as usize;
+                let n = n as usize;
+                self.append(&f.children[0], l.values().as_ref(), start, start + (b - a) * n)
+            }
+            Shape::Record => {
+                no_nulls(f, arr, a, b)?;
+                let s = arr.as_struct_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
+                for (c, col) in f.children.iter().zip(s.columns()) {
+                    self.append(c, col.as_ref(), a, b)?;
+                }
+                Ok(())
+            }
+            Shape::Variant => self.append_variant(f, arr, a, b),
+        }
+    }
+
+    fn append_leaf(&mut self, f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
+        let col = f.columns[0];
+        macro_rules! prim {
+            ($t:ty) => {{
+                let p = arr.as_primitive_opt::<$t>().ok_or_else(|| mismatch(f, arr.data_type()))?;
+                self.columns.push(col, &p.values()[a..b])
+            }};
+        }
+        match arr.data_type() {
+            DataType::Boolean => {
+                let bits: Vec<bool> = arr.as_boolean().values().slice(a, b - a).iter().collect();
+                self.columns.push(col, &bits)
+            }
+            DataType::Int8 if matches!(f.shape, Shape::Leaf(crate::schema::Primitive::Char)) => {
+                let p = arr.as_primitive::<Int8Type>();
+                let bytes: Vec<u8> = p.values()[a..b].iter().map(|&x| x as u8).collect();
+                self.columns.push(col, &bytes)
+            }
+            DataType::Int8 => prim!(Int8Type),
+            DataType::UInt8 => prim!(UInt8Type),
+            DataType::Int16 => prim!(Int16Type),
+            DataType::UInt16 => prim!(UInt16Type),
+            DataType::Int32 => prim!(Int32Type),
+            DataType::UInt32 => prim!(UInt32Type),
+            DataType::Int64 => prim!(Int64Type),
+            DataType::UInt64 => prim!(UInt64Type),
+            DataType::Float32 => prim!(Float32Type),
+            DataType::Float64 => prim!(Float64Type),
+            other => Err(mismatch(f, other)),
+        }
+    }
+
+    /// A union: one switch element per entry (tag 0 for a null value, the
+    /// invalid state), then the chosen values of each alternative in order.
+    fn append_variant(&mut self, f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
+        let u = union_of(f, arr)?;
+        let n_alt = f.children.len();
+        let mut picks: Vec<Vec<usize>> = vec![Vec::new(); n_alt];
+        let mut index = Vec::with_capacity(b - a);
+        let mut tag = Vec::with_capacity(b - a);
+        for i in a..b {
+            let tid = u.type_id(i);
+            let k = alternative_of(f, tid)?;
+            let pos = u.value_offset(i);
+            if u.child(tid).is_null(pos) {
+                index.push(0);
+                tag.push(0);
+            } else {
+                index.push(self.counts[f.children[k].id as usize] + picks[k].len() as u64);
+                tag.push(k as u32 + 1);
+                picks[k].push(pos);
+            }
+        }
+        self.columns.push_switch(f.columns[0], &index, &tag)?;
+        for (k, pick) in picks.into_iter().enumerate() {
+            if pick.is_empty() {
+                continue;
+            }
+            let child = u.child(f.union_type_ids[k]);
+            let first = pick[0];
+            if pick.iter().enumerate().all(|(j, &p)| p == first + j) {
+                self.append(&f.children[k], child.as_ref(), first, first + pick.len())?;
+            } else {
+                let idx = UInt64Array::from_iter_values(pick.iter().map(|&p| p as u64));
+                let taken = arrow_select::take::take(child.as_ref(), &idx, None)
+                    .map_err(|e| invalid(format!("field '{}': {e}", f.path)))?;
+                self.append(&f.children[k], taken.as_ref(), 0, taken.len())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The uncompressed bytes ROOT counts for entries `[a, b)` of field `f`.
+pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usize, b: usize) -> u64 {
+    if a >= b {
+        return 0;
+    }
+    let n = (b - a) as u64;
+    let own = |i: usize| n * cols[f.columns[i]].packed_bytes();
+    match f.shape {
+        Shape::Leaf(_) => own(0),
+        Shape::String => match string_parts(f, arr) {
+            Ok((offs, _)) => own(0) + (offs.get(b) - offs.get(a)) * cols[f.columns[1]].packed_bytes(),
+            Err(_) => 0,
+        },
+        Shape::Vector => match list_parts(f, arr) {
+            Ok((offs, values)) => {
+                own(0) + unzipped_bytes(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
+            }
+            Err(_) => 0,
+        },
+        Shape::Optional => {
+            let child = &f.children[0];
+            own(0)
+                + match arr.nulls().filter(|nb| nb.slice(a, b - a).null_count() > 0) {
+                    None => unzipped_bytes(child, cols, arr, a, b),
+                    Some(nulls) => nulls
+                        .inner()
+                        .slice(a, b - a)
+                        .set_slices()
+                        .map(|(s, e)| unzipped_bytes(child, cols, arr, a + s, a + e))
+                        .sum(),
+                }
+        }
+        Shape::Array(size) => match arr.as_fixed_size_list_opt() {
+            Some(l) => {
+                let start = l.value_offset(a) as usize;
+                unzipped_bytes(&f.children[0], cols, l.values().as_ref(), start, start + (b - a) * size as usize)
+            }
+            None => 0,
+        },
+        Shape::Record => match arr.as_struct_opt() {
+            Some(s) => f.children.iter().zip(s.columns()).map(|(c, col)| unzipped_bytes(c, cols, col.as_ref(), a, b)).sum(),
+            None => 0,
+        },
+        Shape::Variant => {
+            let Ok(u) = union_of(f, arr) else { return 0 };
+            let mut total = n * SWITCH_PACKED_BYTES;
+            for i in a..b {
+                let tid = u.type_id(i);
+                let pos = u.value_offset(i);
+                let child = u.child(tid);
+                if let (Ok(k), false) = (alternative_of(f, tid), child.is_null(pos)) {
+                    total += unzipped_bytes(&f.children[k], cols, child.as_ref(), pos, pos + 1);
+                }
+            }
+            total
+        }
+    }
+}

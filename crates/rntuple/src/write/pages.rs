@@ -1,0 +1,330 @@
+//! Page buffers of the columns: filling, growing within a memory budget,
+//! and sealing (encoding, compressing, checksumming) pages.
+//!
+//! Sizes follow ROOT 6.40 (`RColumn::HandleWritePageIfFull`,
+//! `RWritePageMemoryManager` in `RPageStorage.cxx`): a page buffer starts at
+//! `initial_unzipped_page_size` and doubles up to `max_unzipped_page_size`,
+//! counted in ROOT's in-memory element sizes (8 bytes per offset, 16 per
+//! switch element). A full page at the maximum size is sealed; a page that
+//! cannot grow because the buffers of all columns would exceed the page
+//! buffer budget first seals the largest other pages (largest first, ties by
+//! higher column id), and seals itself when that does not free enough.
+//! After sealing, a buffer restarts at the initial size.
+
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+
+use rntuple_format::checksum::xxh3_64;
+use rntuple_format::column::{encode_page, ColumnSpec, ColumnValues};
+use rntuple_format::compression::compress;
+use rntuple_format::{Error, Result};
+
+use super::options::WriteOptions;
+use super::plan::ColumnPlan;
+
+/// A page ready to be written.
+#[derive(Debug, Clone)]
+pub(crate) struct SealedPage {
+    pub num_elements: u32,
+    /// The compressed page, followed by its xxh3-64 (little-endian) when
+    /// page checksums are on (spec "Page Locations").
+    pub bytes: Vec<u8>,
+    /// Size of the compressed page alone: what the locator records.
+    pub data_size: u64,
+    pub checksum: Option<u64>,
+}
+
+/// Elements that can be appended to a column's values.
+pub(crate) trait Element: Copy {
+    fn extend(values: &mut ColumnValues, s: &[Self]) -> bool;
+}
+
+macro_rules! element {
+    ($t:ty, $($var:ident)|+) => {
+        impl Element for $t {
+            fn extend(values: &mut ColumnValues, s: &[Self]) -> bool {
+                match values {
+                    $(ColumnValues::$var(d) => {
+                        d.extend_from_slice(s);
+                        true
+                    })+
+                    _ => false,
+                }
+            }
+        }
+    };
+}
+element!(bool, Bool);
+element!(i8, I8);
+element!(u8, U8);
+element!(i16, I16);
+element!(u16, U16);
+element!(i32, I32);
+element!(u32, U32);
+element!(i64, I64);
+element!(u64, U64 | Index);
+element!(f32, F32);
+element!(f64, F64);
+
+/// The open page and the sealed pages of the current cluster of one column.
+#[derive(Debug)]
+pub(crate) struct ColumnBuf {
+    pub spec: ColumnSpec,
+    values: ColumnValues,
+    empty: ColumnValues,
+    mem_size: u64,
+    initial: usize,
+    max: usize,
+    /// Current page capacity in elements.
+    cap: usize,
+    pub sealed: Vec<SealedPage>,
+    /// Global index of this column's first element in the current cluster.
+    pub first_element: u64,
+    /// Elements appended in the current cluster.
+    pub n_cluster: u64,
+}
+
+impl ColumnBuf {
+    fn cap_bytes(&self) -> u64 {
+        self.cap as u64 * self.mem_size
+    }
+    fn initial_bytes(&self) -> u64 {
+        self.initial as u64 * self.mem_size
+    }
+}
+
+/// What a finished cluster holds of one column.
+#[derive(Debug)]
+pub(crate) struct ClusterColumn {
+    pub first_element: u64,
+    pub num_elements: u64,
+    pub pages: Vec<SealedPage>,
+}
+
+/// All page buffers of one writer.
+#[derive(Debug)]
+pub(crate) struct Columns {
+    pub cols: Vec<ColumnBuf>,
+    compression: u32,
+    checksums: bool,
+    budget: u64,
+    allocated: u64,
+    /// Columns by current page size, largest first, ties by higher id.
+    order: BTreeSet<(Reverse<u64>, Reverse<usize>)>,
+}
+
+impl Columns {
+    pub fn new(plans: &[ColumnPlan], options: &WriteOptions) -> Result<Self> {
+        let mut cols = Vec::with_capacity(plans.len());
+        for (i, p) in plans.iter().enumerate() {
+            let initial = options.initial_unzipped_page_size / p.mem_size;
+            if initial < 1 {
+                return Err(Error::InvalidArgument {
+                    message: format!(
+                        "initial_unzipped_page_size ({}) is too small for one element of column {i} ({} bytes)",
+                        options.initial_unzipped_page_size, p.mem_size
+                    ),
+                });
+            }
+            // At most 2^31 - 1 elements per page (the page list's 31-bit count).
+            let max = (options.max_unzipped_page_size / p.mem_size).clamp(1, i32::MAX as u64) as usize;
+            let initial = (initial as usize).min(max);
+            let mut values = p.empty.clone();
+            values.reserve(initial);
+            cols.push(ColumnBuf {
+                spec: p.spec,
+                values,
+                empty: p.empty.clone(),
+                mem_size: p.mem_size,
+                initial,
+                max,
+                cap: initial,
+                sealed: Vec::new(),
+                first_element: 0,
+                n_cluster: 0,
+            });
+        }
+        let mut me = Columns {
+            cols,
+            compression: options.compression,
+            checksums: options.page_checksums,
+            budget: options.effective_page_buffer_budget(),
+            allocated: 0,
+            order: BTreeSet::new(),
+        };
+        for i in 0..me.cols.len() {
+            let bytes = me.cols[i].cap_bytes();
+            if !me.try_evict(bytes, 0)? {
+                return Err(Error::InvalidArgument {
+                    message: format!(
+                        "page buffer budget of {} bytes cannot hold the initial pages of {} columns",
+                        me.budget,
+                        me.cols.len()
+                    ),
+                });
+            }
+            me.allocated += bytes;
+            me.order.insert((Reverse(bytes), Reverse(i)));
+        }
+        Ok(me)
+    }
+
+    /// Appends `s` to column `col`, sealing pages as they fill.
+    pub fn push<T: Element>(&mut self, col: usize, s: &[T]) -> Result<()> {
+        self.push_with(col, s.len(), |v, r| T::extend(v, &s[r]))
+    }
+
+    /// Appends switch elements (index into the alternative, 1-based tag).
+    pub fn push_switch(&mut self, col: usize, index: &[u64], tag: &[u32]) -> Result<()> {
+        self.push_with(col, index.len(), |v, r| match v {
+            ColumnValues::Switch { index: i, tag: t } => {
+                i.extend_from_slice(&index[r.clone()]);
+                t.extend_from_slice(&tag[r]);
+                true
+            }
+            _ => false,
+        })
+    }
+
+    fn push_with(
+        &mut self,
+        col: usize,
+        n: usize,
+        mut extend: impl FnMut(&mut ColumnValues, std::ops::Range<usize>) -> bool,
+    ) -> Result<()> {
+        let mut done = 0;
+        while done < n {
+            if self.cols[col].values.len() >= self.cols[col].cap {
+                self.handle_full(col)?;
+            }
+            let c = &mut self.cols[col];
+            let take = (c.cap - c.values.len()).min(n - done);
+            if !extend(&mut c.values, done..done + take) {
+                return Err(Error::InvalidArgument {
+                    message: format!("internal: values of the wrong kind for column {col} ({})", c.values.kind()),
+                });
+            }
+            c.n_cluster += take as u64;
+            done += take;
+        }
+        Ok(())
+    }
+
+    /// The page of `col` is full: grow it if the maximum size and the budget
+    /// allow, else seal it.
+    fn handle_full(&mut self, col: usize) -> Result<()> {
+        let c = &self.cols[col];
+        let grown = c.cap.saturating_mul(2).min(c.max);
+        if grown == c.cap {
+            return self.flush(col);
+        }
+        if self.try_update(col, grown)? {
+            let c = &mut self.cols[col];
+            c.cap = grown;
+            let len = c.values.len();
+            c.values.reserve(grown - len);
+            Ok(())
+        } else {
+            self.flush(col)
+        }
+    }
+
+    /// Seals the open page of `col` and restarts it at the initial size.
+    pub fn flush(&mut self, col: usize) -> Result<()> {
+        self.seal(col)?;
+        let initial = self.cols[col].initial;
+        self.try_update(col, initial)?;
+        self.cols[col].cap = initial;
+        Ok(())
+    }
+
+    /// Records a new page capacity of `col`; growing may seal the largest
+    /// other pages. Returns false when the budget cannot be met.
+    fn try_update(&mut self, col: usize, new_elems: usize) -> Result<bool> {
+        let cur = self.cols[col].cap_bytes();
+        let new = new_elems as u64 * self.cols[col].mem_size;
+        if new == cur {
+            return Ok(true);
+        }
+        self.order.remove(&(Reverse(cur), Reverse(col)));
+        if new < cur {
+            self.allocated -= cur - new;
+            self.order.insert((Reverse(new), Reverse(col)));
+            return Ok(true);
+        }
+        let diff = new - cur;
+        if !self.try_evict(diff, cur)? {
+            self.order.insert((Reverse(cur), Reverse(col)));
+            return Ok(false);
+        }
+        self.allocated += diff;
+        self.order.insert((Reverse(new), Reverse(col)));
+        Ok(true)
+    }
+
+    /// Seals pages larger than `limit` bytes, largest first, until `target`
+    /// bytes of the budget are free.
+    fn try_evict(&mut self, target: u64, limit: u64) -> Result<bool> {
+        if self.budget.saturating_sub(self.allocated) >= target {
+            return Ok(true);
+        }
+        let candidates: Vec<(u64, usize)> =
+            self.order.iter().map(|&(Reverse(s), Reverse(c))| (s, c)).take_while(|&(s, _)| s > limit).collect();
+        for (size, c) in candidates {
+            if size == self.cols[c].initial_bytes() {
+                continue;
+            }
+            self.flush(c)?;
+            if self.budget.saturating_sub(self.allocated) >= target {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Encodes, compresses and checksums the open page of `col`.
+    fn seal(&mut self, col: usize) -> Result<()> {
+        let c = &mut self.cols[col];
+        let n = c.values.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let page = encode_page(&c.spec, &c.values, 0..n)?;
+        let mut bytes = compress(&page, self.compression)?;
+        let data_size = bytes.len() as u64;
+        let checksum = self.checksums.then(|| xxh3_64(&bytes));
+        if let Some(sum) = checksum {
+            bytes.extend_from_slice(&sum.to_le_bytes());
+        }
+        c.sealed.push(SealedPage { num_elements: n as u32, bytes, data_size, checksum });
+        c.values = c.empty.clone();
+        c.values.reserve(c.initial);
+        Ok(())
+    }
+
+    /// Seals every open page and hands out the cluster's pages per column.
+    pub fn finish_cluster(&mut self) -> Result<Vec<ClusterColumn>> {
+        for i in 0..self.cols.len() {
+            self.flush(i)?;
+        }
+        Ok(self
+            .cols
+            .iter_mut()
+            .map(|c| {
+                let out = ClusterColumn {
+                    first_element: c.first_element,
+                    num_elements: c.n_cluster,
+                    pages: std::mem::take(&mut c.sealed),
+                };
+                c.first_element += c.n_cluster;
+                c.n_cluster = 0;
+                out
+            })
+            .collect())
+    }
+
+    /// Elements appended to `col` in the current cluster.
+    pub fn n_cluster(&self, col: usize) -> u64 {
+        self.cols[col].n_cluster
+    }
+}
