@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rntuple_format::column_type::ColumnType;
+use rntuple_format::model::ColumnType;
 use rntuple_format::{decode_page, ColumnSpec, ColumnValues};
 
 fuzz_target!(|data: &[u8]| {

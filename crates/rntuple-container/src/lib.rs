@@ -4,7 +4,7 @@
 //! the `ROOT::RNTuple` anchor, and RNTuple payloads (envelopes and pages)
 //! stored in `RBlob` keys, including payloads split over several keys. It
 //! reads through the [`ReadAt`] storage trait (local files, memory; remote
-//! stores later).
+//! stores later). [`FileWriter`] writes such files, as ROOT lays them out.
 //!
 //! Sources of the layouts: ROOT `io/io/src/TFile.cxx`, `TKey.cxx`,
 //! `TDirectoryFile.cxx`, `tree/ntuple/src/RMiniFile.cxx`, and the RNTuple

@@ -11,6 +11,7 @@ pub mod descriptor;
 pub mod json;
 mod read;
 pub mod schema;
+pub mod write;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,6 +26,7 @@ pub use rntuple_format::{Error, Location, Result};
 pub use descriptor::{ClusterInfo, Descriptor};
 pub use read::PageSource;
 pub use schema::{FieldKind, FieldNode, Schema};
+pub use write::{write_batches, FieldOverride, RNTupleWriter, RealEncoding, WriteOptions};
 
 /// Options of the reader.
 #[derive(Debug, Clone, Copy)]

@@ -21,6 +21,8 @@
 //! list, streamer info, free list), with `TDirectoryFile`'s subdirectory keys
 //! in front.
 
+use std::collections::HashMap;
+
 use rntuple_format::{Error, Result};
 
 use super::records::{
@@ -103,39 +105,44 @@ pub(crate) fn close(tree: &Tree, start: u64, id: &Identity<'_>) -> Result<Closin
         dir_keys[d] = Some(key);
     }
 
-    // Anchor keys, each with its (possibly compressed) payload.
-    let mut anchor_keys: Vec<Vec<(Key, Vec<u8>)>> = vec![Vec::new(); n];
+    // Anchor keys, each with its (possibly compressed) payload, in the order
+    // the anchors were added.
+    let mut anchors: Vec<(usize, usize, &str, i16, &crate::Anchor)> = Vec::new();
     for &d in &order {
         for entry in &tree.dirs[d].entries {
-            if let Entry::Anchor { name, cycle, anchor } = entry {
-                let object = anchor.to_bytes();
-                let stored = rntuple_format::compression::compress(&object, id.compression)?;
-                let key = Key {
-                    class_name: RNTUPLE_CLASS_NAME.into(),
-                    name: name.clone(),
-                    title: String::new(),
-                    cycle: *cycle,
-                    seek_key: cursor,
-                    seek_pdir: seek_dir[d],
-                    stored_len: stored.len() as u64,
-                    obj_len: object.len() as u64,
-                };
-                cursor += key.nbytes();
-                anchor_keys[d].push((key, stored));
+            if let Entry::Anchor { name, cycle, seq, anchor } = entry {
+                anchors.push((*seq, d, name, *cycle, anchor));
             }
         }
+    }
+    anchors.sort_by_key(|a| a.0);
+    let mut anchor_keys: HashMap<usize, (Key, Vec<u8>)> = HashMap::with_capacity(anchors.len());
+    for &(seq, d, name, cycle, anchor) in &anchors {
+        let object = anchor.to_bytes();
+        let stored = rntuple_format::compression::compress(&object, id.compression)?;
+        let key = Key {
+            class_name: RNTUPLE_CLASS_NAME.into(),
+            name: name.to_string(),
+            title: String::new(),
+            cycle,
+            seek_key: cursor,
+            seek_pdir: seek_dir[d],
+            stored_len: stored.len() as u64,
+            obj_len: object.len() as u64,
+        };
+        cursor += key.nbytes();
+        anchor_keys.insert(seq, (key, stored));
     }
 
     // Key lists: the keys of each directory in list order.
     let mut lists: Vec<(Key, Vec<&Key>)> = Vec::with_capacity(n);
     for &d in &order {
         let dir = &tree.dirs[d];
-        let mut anchors = anchor_keys[d].iter();
         let mut keys = Vec::with_capacity(dir.entries.len());
         for entry in &dir.entries {
             let key = match entry {
                 Entry::Dir(s) => dir_keys[*s].as_ref(),
-                Entry::Anchor { .. } => anchors.next().map(|(k, _)| k),
+                Entry::Anchor { seq, .. } => anchor_keys.get(seq).map(|(k, _)| k),
             };
             keys.push(key.ok_or_else(|| internal("directory entry without a key"))?);
         }
@@ -220,10 +227,9 @@ pub(crate) fn close(tree: &Tree, start: u64, id: &Identity<'_>) -> Result<Closin
         let bytes = record(d, key.seek_pdir, key.key_len() as u32)?;
         out.key(key, &[&bytes])?;
     }
-    for &d in &order {
-        for (key, stored) in &anchor_keys[d] {
-            out.key(key, &[stored])?;
-        }
+    for (seq, ..) in &anchors {
+        let (key, stored) = anchor_keys.get(seq).ok_or_else(|| internal("anchor without a key"))?;
+        out.key(key, &[stored])?;
     }
     for (list_key, keys) in &lists {
         let mut payload = Vec::with_capacity(list_key.stored_len as usize);

@@ -1,7 +1,7 @@
 //! [`FileWriter`]: writes RNTuple payloads and anchors into a new ROOT file.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -154,9 +154,8 @@ impl FileWriter {
         let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
         let max = self.options.max_key_size;
         let location = Location::new(format!("RNTuple payload of {total} bytes"), Some(self.pos));
-        let Some(layout) = ChunkLayout::compute(total, max, &location).map_err(|e| Error::InvalidArgument {
-            message: format!("cannot split the payload over keys: {e}"),
-        })?
+        let Some(layout) = ChunkLayout::compute(total, max, &location)
+            .map_err(|e| Error::InvalidArgument { message: format!("cannot split the payload over keys: {e}") })?
         else {
             // ROOT records the payload size when the length does not fit fObjLen.
             let obj_len = if uncompressed_len > i32::MAX as u64 { total } else { uncompressed_len };
@@ -181,6 +180,50 @@ impl FileWriter {
         let mut first = slice_parts(parts, 0, layout.first_chunk_len);
         first.push(&offsets);
         self.blob_key(&first, max, max)
+    }
+
+    /// Writes `parts` into exactly one `RBlob` key and returns the offset of
+    /// its first byte; fails (writing nothing) when they add up to more than
+    /// [`FileWriter::max_key_size`]. Offsets inside the payload stay valid
+    /// locators, so several pages can share one key: ROOT packs the pages of a
+    /// cluster this way, up to the max key size, and writes a larger page alone
+    /// with [`FileWriter::write_blob`] (`RPageSinkFile::CommitSealedPageVImpl`).
+    /// `uncompressed_len` becomes the key's `fObjLen` (ROOT: the sum of the
+    /// pages' packed sizes), as in [`FileWriter::write_blob_parts_with_len`].
+    pub fn write_single_key_blob(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64> {
+        self.check_open()?;
+        let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        if total > self.options.max_key_size {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "{total} bytes do not fit in one key of at most {} bytes (the max key size)",
+                    self.options.max_key_size
+                ),
+            });
+        }
+        let obj_len = if uncompressed_len > i32::MAX as u64 { total } else { uncompressed_len };
+        self.blob_key(parts, total, obj_len)
+    }
+
+    /// Appends one `RBlob` key of `len` zero bytes (at most
+    /// [`FileWriter::max_key_size`]) without writing them: the file position
+    /// moves past them, so that the file system may keep a hole. For tests of
+    /// large (> 2 GB) files; returns the payload offset like
+    /// [`FileWriter::write_blob`].
+    #[doc(hidden)]
+    pub fn write_zero_blob(&mut self, len: u64) -> Result<u64> {
+        self.check_open()?;
+        if len > self.options.max_key_size {
+            return Err(Error::InvalidArgument {
+                message: format!("zero blob of {len} bytes exceeds the max key size {}", self.options.max_key_size),
+            });
+        }
+        let at = self.blob_key(&[], len, len)?;
+        // The hole: seek past it (BufWriter flushes first). A hole at the very
+        // end of a file would not extend it, but finish() always writes after.
+        self.out.seek(SeekFrom::Start(at + len)).map_err(|e| self.fail(e))?;
+        self.pos = at + len;
+        Ok(at)
     }
 
     /// Adds the `ROOT::RNTuple` anchor key `name`, which may be a path
@@ -248,9 +291,7 @@ impl FileWriter {
     /// header. If this fails the file stays marked incomplete.
     pub fn finish(mut self) -> Result<()> {
         self.check_open()?;
-        let seed = self.uuid_seed;
-        let (file_name, datime) = (self.file_name.clone(), self.datime);
-        let uuid = move |path: &str| derive_uuid(seed, &[file_name.as_bytes(), &datime.to_be_bytes(), path.as_bytes()]);
+        let uuid = |path: &str| self.uuid(path);
         let identity = Identity {
             file_name: &self.file_name,
             datime: self.datime,
@@ -339,11 +380,14 @@ impl FileWriter {
         match &self.state {
             State::Open => Ok(()),
             State::Failed(first) => Err(Error::InvalidArgument {
-                message: format!("the writer of {} failed earlier ({first}); the file is incomplete", self.path.display()),
+                message: format!(
+                    "the writer of {} failed earlier ({first}); the file is incomplete",
+                    self.path.display()
+                ),
             }),
-            State::Finished => Err(Error::InvalidArgument {
-                message: format!("the writer of {} has finished", self.path.display()),
-            }),
+            State::Finished => {
+                Err(Error::InvalidArgument { message: format!("the writer of {} has finished", self.path.display()) })
+            }
         }
     }
 }

@@ -22,6 +22,12 @@
 //!   fEND
 //! ```
 //!
+//! Payloads: [`FileWriter::write_blob`] (and `_parts`, `_parts_with_len`)
+//! splits a payload larger than the max key size over several keys exactly as
+//! ROOT does; [`FileWriter::write_single_key_blob`] never splits, so that
+//! several pages can share one key at known offsets, as ROOT packs the pages
+//! of a cluster. The returned offset is what goes into a locator or the anchor.
+//!
 //! Until [`FileWriter::finish`] has written the file header, the file starts
 //! with a placeholder ([`crate::constants::INCOMPLETE_FILE_MAGIC`]): a writer
 //! that fails, is dropped, or dies with its process leaves a file that ROOT and

@@ -22,7 +22,7 @@ pub struct WriterOptions {
     /// Largest payload of one `RBlob` key; bigger payloads are split over
     /// several keys. Must be copied into every anchor written to the file
     /// (`Anchor::max_key_size`). Default [`DEFAULT_MAX_KEY_SIZE`]; at most
-    /// [`WriterOptions::MAX_MAX_KEY_SIZE`].
+    /// [`WriterOptions::MAX_KEY_SIZE_LIMIT`].
     pub max_key_size: u64,
     /// The file's compression setting (`fCompress`, algorithm × 100 + level),
     /// also used for the anchor keys and the streamer-info record. RNTuple
@@ -48,7 +48,7 @@ impl Default for WriterOptions {
 impl WriterOptions {
     /// The largest `max_key_size`: one key's `fNbytes` (header plus payload) is
     /// a 32-bit signed integer.
-    pub const MAX_MAX_KEY_SIZE: u64 = i32::MAX as u64 - 42;
+    pub const MAX_KEY_SIZE_LIMIT: u64 = i32::MAX as u64 - 42;
 
     pub fn new() -> Self {
         Self::default()
@@ -76,13 +76,13 @@ impl WriterOptions {
 
     /// Checks the options; [`Error::InvalidArgument`] names the bad one.
     pub(crate) fn validate(&self) -> Result<()> {
-        debug_assert_eq!(Self::MAX_MAX_KEY_SIZE, i32::MAX as u64 - key_len(BLOB_CLASS_NAME, "", "") as u64);
-        if self.max_key_size == 0 || self.max_key_size > Self::MAX_MAX_KEY_SIZE {
+        debug_assert_eq!(Self::MAX_KEY_SIZE_LIMIT, i32::MAX as u64 - key_len(BLOB_CLASS_NAME, "", "") as u64);
+        if self.max_key_size == 0 || self.max_key_size > Self::MAX_KEY_SIZE_LIMIT {
             return Err(Error::InvalidArgument {
                 message: format!(
                     "max key size {} is not between 1 and {} bytes",
                     self.max_key_size,
-                    Self::MAX_MAX_KEY_SIZE
+                    Self::MAX_KEY_SIZE_LIMIT
                 ),
             });
         }
@@ -110,7 +110,7 @@ mod tests {
     fn rejects_bad_values() {
         for bad in [
             WriterOptions::new().max_key_size(0),
-            WriterOptions::new().max_key_size(WriterOptions::MAX_MAX_KEY_SIZE + 1),
+            WriterOptions::new().max_key_size(WriterOptions::MAX_KEY_SIZE_LIMIT + 1),
             WriterOptions::new().compression(301),
             WriterOptions::new().compression(901),
         ] {
@@ -119,6 +119,6 @@ mod tests {
         for good in [0, 1, 101, 207, 404, 505, 509] {
             assert!(WriterOptions::new().compression(good).validate().is_ok(), "{good}");
         }
-        assert!(WriterOptions::new().max_key_size(WriterOptions::MAX_MAX_KEY_SIZE).validate().is_ok());
+        assert!(WriterOptions::new().max_key_size(WriterOptions::MAX_KEY_SIZE_LIMIT).validate().is_ok());
     }
 }

@@ -27,17 +27,23 @@ pub(crate) struct Dir {
 pub(crate) enum Entry {
     /// A subdirectory, by index in [`Tree::dirs`].
     Dir(usize),
-    Anchor { name: String, cycle: i16, anchor: Anchor },
+    /// An anchor; `seq` counts the anchors in the order they were added.
+    Anchor { name: String, cycle: i16, seq: usize, anchor: Anchor },
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Tree {
     pub(crate) dirs: Vec<Dir>,
+    /// Anchors added so far.
+    pub(crate) n_anchors: usize,
 }
 
 impl Default for Tree {
     fn default() -> Self {
-        Self { dirs: vec![Dir { name: String::new(), path: String::new(), parent: None, entries: Vec::new() }] }
+        Self {
+            dirs: vec![Dir { name: String::new(), path: String::new(), parent: None, entries: Vec::new() }],
+            n_anchors: 0,
+        }
     }
 }
 
@@ -72,7 +78,9 @@ impl Tree {
                 _ => {}
             }
         }
-        let entry = |cycle| Entry::Anchor { name: name.to_string(), cycle, anchor };
+        let seq = self.n_anchors;
+        self.n_anchors += 1;
+        let entry = |cycle| Entry::Anchor { name: name.to_string(), cycle, seq, anchor };
         let entries = &mut self.dirs[dir].entries;
         match same_name {
             None => {
@@ -164,7 +172,16 @@ mod tests {
         assert_eq!(t.add_anchor("dir/Events", anchor(6)).unwrap(), 3);
         assert_eq!(
             listing(&t),
-            ["dir/", ":top;1", "dir/sub/", "dir:Events;3", "dir:Events;2", "dir:Events;1", "dir:x;1", "dir/sub:Events;1"]
+            [
+                "dir/",
+                ":top;1",
+                "dir/sub/",
+                "dir:Events;3",
+                "dir:Events;2",
+                "dir:Events;1",
+                "dir:x;1",
+                "dir/sub:Events;1"
+            ]
         );
         assert_eq!(t.preorder(), [0, 1, 2]);
         assert_eq!(t.dirs[2].path, "dir/sub");

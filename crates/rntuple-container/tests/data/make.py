@@ -22,7 +22,8 @@ Golden line formats (space separated):
 
     file <file name>
     key <path> <class> <cycle> <seek_key> <nbytes> <obj_len> <key_len>
-    anchor <path> <epoch> <major> <minor> <patch> <seek_header> <nbytes_header> <len_header> <seek_footer> <nbytes_footer> <len_footer> <max_key_size>
+    anchor <path> <epoch> <major> <minor> <patch> <seek_header> <nbytes_header> <len_header>
+           <seek_footer> <nbytes_footer> <len_footer> <max_key_size>   (one line)
     page <path> <offset> <nbytes_on_storage> <has_checksum 0|1>
 """
 
@@ -163,15 +164,27 @@ def golden(path, lines):
             )
             if key.fClassName == "ROOT::RNTuple":
                 a = f[f"{kpath};{key.fCycle}"]
-                m = [a.member(n) for n in (
-                    "fVersionEpoch", "fVersionMajor", "fVersionMinor", "fVersionPatch",
-                    "fSeekHeader", "fNBytesHeader", "fLenHeader",
-                    "fSeekFooter", "fNBytesFooter", "fLenFooter", "fMaxKeySize")]
+                m = [
+                    a.member(n)
+                    for n in (
+                        "fVersionEpoch",
+                        "fVersionMajor",
+                        "fVersionMinor",
+                        "fVersionPatch",
+                        "fSeekHeader",
+                        "fNBytesHeader",
+                        "fLenHeader",
+                        "fSeekFooter",
+                        "fNBytesFooter",
+                        "fLenFooter",
+                        "fMaxKeySize",
+                    )
+                ]
                 lines.append(f"anchor {kpath} " + " ".join(str(v) for v in m))
                 ntuples.append(kpath)
     for kpath in ntuples:
         pages = page_locators(path, kpath)
-        if not os.path.basename(path) in ("multikey.root", "subdir.root"):
+        if os.path.basename(path) not in ("multikey.root", "subdir.root"):
             pages = pages[:MAX_PAGES_PER_NTUPLE]
         for offset, nbytes, ck in pages:
             lines.append(f"page {kpath} {offset} {nbytes} {ck}")

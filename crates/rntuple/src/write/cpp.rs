@@ -13,16 +13,31 @@ use crate::schema::Primitive;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum CppType {
     /// A fundamental type; `double32` for ROOT's `Double32_t`.
-    Prim { prim: Primitive, double32: bool },
+    Prim {
+        prim: Primitive,
+        double32: bool,
+    },
     String,
     /// A vector-like collection; `tmpl` is the normalized template name.
-    Vector { tmpl: &'static str, item: Box<CppType> },
+    Vector {
+        tmpl: &'static str,
+        item: Box<CppType>,
+    },
     /// `std::optional` / `std::unique_ptr`.
-    Optional { tmpl: &'static str, item: Box<CppType> },
-    Array { size: u64, item: Box<CppType> },
+    Optional {
+        tmpl: &'static str,
+        item: Box<CppType>,
+    },
+    Array {
+        size: u64,
+        item: Box<CppType>,
+    },
     Variant(Vec<CppType>),
     /// `std::pair` / `std::tuple`.
-    Tuple { tmpl: &'static str, items: Vec<CppType> },
+    Tuple {
+        tmpl: &'static str,
+        items: Vec<CppType>,
+    },
     /// Any other name: a user class (typed record).
     Class(String),
 }

@@ -5,8 +5,9 @@
 //! element, unions become switch elements.
 //!
 //! Also here: the uncompressed bytes ROOT counts for an entry range (the sum
-//! of `RFieldBase::Append` results: one packed element per column element),
-//! which decides where clusters end.
+//! of `RFieldBase::Append` results: the packed size of each column element,
+//! except 8 bytes per optional and 16 per variant entry, their in-memory
+//! sizes), which decides where clusters end.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
@@ -17,8 +18,12 @@ use rntuple_format::{Error, Result};
 use super::pages::Columns;
 use super::plan::{compatible, ColumnPlan, PlanField, Shape};
 
-/// Bytes of a switch element on storage (u64 index + u32 tag).
-const SWITCH_PACKED_BYTES: u64 = 12;
+/// What ROOT counts per variant entry: `sizeof(RColumnSwitch)`, the
+/// in-memory switch element (`RVariantField::AppendImpl`).
+const SWITCH_APPEND_BYTES: u64 = 16;
+/// What ROOT counts per optional entry besides its value:
+/// `sizeof(RColumnIndex)`, whatever the index column (`RNullableField`).
+const OPTIONAL_APPEND_BYTES: u64 = 8;
 
 fn invalid(message: String) -> Error {
     Error::InvalidArgument { message }
@@ -85,7 +90,7 @@ impl Offsets<'_> {
     }
 }
 
-fn list_parts(f: &PlanField, arr: &dyn Array) -> Result<(Offsets<'_>, ArrayRef)> {
+fn list_parts<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<(Offsets<'a>, ArrayRef)> {
     if let Some(l) = arr.as_list_opt::<i32>() {
         Ok((Offsets::I32(l.value_offsets()), l.values().clone()))
     } else if let Some(l) = arr.as_list_opt::<i64>() {
@@ -202,8 +207,9 @@ impl Filler {
                             })
                             .collect();
                         self.columns.push(f.columns[0], &index)?;
-                        let present = arrow_select::filter::filter(&arr.slice(a, b - a), &BooleanArray::new(valid, None))
-                            .map_err(|e| invalid(format!("field '{}': {e}", f.path)))?;
+                        let present =
+                            arrow_select::filter::filter(&arr.slice(a, b - a), &BooleanArray::new(valid, None))
+                                .map_err(|e| invalid(format!("field '{}': {e}", f.path)))?;
                         self.append(child, present.as_ref(), 0, present.len())
                     }
                 }
@@ -315,13 +321,14 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
         },
         Shape::Vector => match list_parts(f, arr) {
             Ok((offs, values)) => {
-                own(0) + unzipped_bytes(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
+                own(0)
+                    + unzipped_bytes(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
             }
             Err(_) => 0,
         },
         Shape::Optional => {
             let child = &f.children[0];
-            own(0)
+            n * OPTIONAL_APPEND_BYTES
                 + match arr.nulls().filter(|nb| nb.slice(a, b - a).null_count() > 0) {
                     None => unzipped_bytes(child, cols, arr, a, b),
                     Some(nulls) => nulls
@@ -340,12 +347,14 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
             None => 0,
         },
         Shape::Record => match arr.as_struct_opt() {
-            Some(s) => f.children.iter().zip(s.columns()).map(|(c, col)| unzipped_bytes(c, cols, col.as_ref(), a, b)).sum(),
+            Some(s) => {
+                f.children.iter().zip(s.columns()).map(|(c, col)| unzipped_bytes(c, cols, col.as_ref(), a, b)).sum()
+            }
             None => 0,
         },
         Shape::Variant => {
             let Ok(u) = union_of(f, arr) else { return 0 };
-            let mut total = n * SWITCH_PACKED_BYTES;
+            let mut total = n * SWITCH_APPEND_BYTES;
             for i in a..b {
                 let tid = u.type_id(i);
                 let pos = u.value_offset(i);

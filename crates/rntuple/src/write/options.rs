@@ -26,8 +26,9 @@ pub struct WriteOptions {
     pub page_buffer_budget: u64,
     /// Store an xxh3-64 after every page (spec "Page Locations").
     pub page_checksums: bool,
-    /// Pages of a cluster with identical compressed bytes share one locator
-    /// (requires `page_checksums`).
+    /// Pages of a cluster with identical compressed bytes share one locator.
+    /// Needs the page checksums: ignored when `page_checksums` is off (as
+    /// ROOT's `SetEnablePageChecksums(false)` turns merging off).
     pub same_page_merging: bool,
     /// Clusters per page list envelope; 0 (ROOT's behaviour) writes one page
     /// list for all clusters when the writer is closed.
@@ -42,6 +43,9 @@ pub struct WriteOptions {
     /// `std::optional<T>`. When off, every field is written as its value type
     /// and nulls are an error.
     pub nullable_as_optional: bool,
+    /// Threads compressing pages; 0: one per available core. The bytes
+    /// written are the same for any number.
+    pub compression_threads: usize,
 }
 
 /// 128 MiB: ROOT's approximate compressed cluster size.
@@ -62,6 +66,7 @@ impl Default for WriteOptions {
             description: String::new(),
             index32: false,
             nullable_as_optional: true,
+            compression_threads: 0,
         }
     }
 }
@@ -93,9 +98,6 @@ impl WriteOptions {
                 "max_unzipped_page_size ({}) must not exceed max_unzipped_cluster_size ({})",
                 self.max_unzipped_page_size, self.max_unzipped_cluster_size
             ));
-        }
-        if self.same_page_merging && !self.page_checksums {
-            return bad("same_page_merging requires page_checksums".into());
         }
         // Surface unknown algorithms now rather than at the first page.
         rntuple_format::compression::compress(&[0u8; 64], self.compression)?;

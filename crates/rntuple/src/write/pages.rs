@@ -10,6 +10,9 @@
 //! buffer budget first seals the largest other pages (largest first, ties by
 //! higher column id), and seals itself when that does not free enough.
 //! After sealing, a buffer restarts at the initial size.
+//!
+//! Sealed pages are queued and compressed in batches of a few MiB on
+//! several threads; the bytes written do not depend on the number of threads.
 
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
@@ -31,6 +34,8 @@ pub(crate) struct SealedPage {
     pub bytes: Vec<u8>,
     /// Size of the compressed page alone: what the locator records.
     pub data_size: u64,
+    /// Size of the uncompressed page.
+    pub packed_size: u64,
     pub checksum: Option<u64>,
 }
 
@@ -97,7 +102,6 @@ impl ColumnBuf {
 #[derive(Debug)]
 pub(crate) struct ClusterColumn {
     pub first_element: u64,
-    pub num_elements: u64,
     pub pages: Vec<SealedPage>,
 }
 
@@ -111,6 +115,19 @@ pub(crate) struct Columns {
     allocated: u64,
     /// Columns by current page size, largest first, ties by higher id.
     order: BTreeSet<(Reverse<u64>, Reverse<usize>)>,
+    /// Encoded pages waiting for compression, in sealing order.
+    queue: Vec<Encoded>,
+    queued_bytes: u64,
+    queue_limit: u64,
+    threads: usize,
+}
+
+/// An encoded, not yet compressed page.
+#[derive(Debug)]
+struct Encoded {
+    col: usize,
+    num_elements: u32,
+    page: Vec<u8>,
 }
 
 impl Columns {
@@ -151,7 +168,21 @@ impl Columns {
             budget: options.effective_page_buffer_budget(),
             allocated: 0,
             order: BTreeSet::new(),
+            queue: Vec::new(),
+            queued_bytes: 0,
+            queue_limit: 0,
+            threads: 1,
         };
+        me.threads = match options.compression_threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        if !options.compressed() {
+            me.threads = 1;
+        }
+        // Enough pages to keep every thread busy, few enough to stay a small
+        // part of the memory the page buffers take.
+        me.queue_limit = (options.max_unzipped_page_size.saturating_mul(2 * me.threads as u64)).max(1 << 20);
         for i in 0..me.cols.len() {
             let bytes = me.cols[i].cap_bytes();
             if !me.try_evict(bytes, 0)? {
@@ -282,7 +313,7 @@ impl Columns {
         Ok(false)
     }
 
-    /// Encodes, compresses and checksums the open page of `col`.
+    /// Encodes the open page of `col` and queues it for compression.
     fn seal(&mut self, col: usize) -> Result<()> {
         let c = &mut self.cols[col];
         let n = c.values.len();
@@ -290,15 +321,60 @@ impl Columns {
             return Ok(());
         }
         let page = encode_page(&c.spec, &c.values, 0..n)?;
-        let mut bytes = compress(&page, self.compression)?;
-        let data_size = bytes.len() as u64;
-        let checksum = self.checksums.then(|| xxh3_64(&bytes));
-        if let Some(sum) = checksum {
-            bytes.extend_from_slice(&sum.to_le_bytes());
-        }
-        c.sealed.push(SealedPage { num_elements: n as u32, bytes, data_size, checksum });
         c.values = c.empty.clone();
         c.values.reserve(c.initial);
+        self.queued_bytes += page.len() as u64;
+        self.queue.push(Encoded { col, num_elements: n as u32, page });
+        if self.queued_bytes >= self.queue_limit {
+            self.compress_queue()?;
+        }
+        Ok(())
+    }
+
+    /// Compresses and checksums the queued pages, on up to `threads` threads
+    /// (contiguous shares of the queue, so the result does not depend on the
+    /// number of threads), and appends them to their columns in queue order.
+    fn compress_queue(&mut self) -> Result<()> {
+        let queue = std::mem::take(&mut self.queue);
+        self.queued_bytes = 0;
+        let (compression, checksums) = (self.compression, self.checksums);
+        let seal_one = |e: &Encoded| -> Result<SealedPage> {
+            let mut bytes = compress(&e.page, compression)?;
+            let data_size = bytes.len() as u64;
+            let checksum = checksums.then(|| xxh3_64(&bytes));
+            if let Some(sum) = checksum {
+                bytes.extend_from_slice(&sum.to_le_bytes());
+            }
+            Ok(SealedPage {
+                num_elements: e.num_elements,
+                bytes,
+                data_size,
+                packed_size: e.page.len() as u64,
+                checksum,
+            })
+        };
+        let threads = self.threads.min(queue.len()).max(1);
+        let sealed: Vec<Result<SealedPage>> = if threads == 1 {
+            queue.iter().map(seal_one).collect()
+        } else {
+            let share = queue.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = queue
+                    .chunks(share)
+                    .map(|chunk| scope.spawn(move || chunk.iter().map(seal_one).collect::<Vec<_>>()))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| match h.join() {
+                        Ok(v) => v,
+                        Err(_) => vec![Err(Error::InvalidArgument { message: "a compression thread panicked".into() })],
+                    })
+                    .collect()
+            })
+        };
+        for (e, page) in queue.iter().zip(sealed) {
+            self.cols[e.col].sealed.push(page?);
+        }
         Ok(())
     }
 
@@ -307,15 +383,12 @@ impl Columns {
         for i in 0..self.cols.len() {
             self.flush(i)?;
         }
+        self.compress_queue()?;
         Ok(self
             .cols
             .iter_mut()
             .map(|c| {
-                let out = ClusterColumn {
-                    first_element: c.first_element,
-                    num_elements: c.n_cluster,
-                    pages: std::mem::take(&mut c.sealed),
-                };
+                let out = ClusterColumn { first_element: c.first_element, pages: std::mem::take(&mut c.sealed) };
                 c.first_element += c.n_cluster;
                 c.n_cluster = 0;
                 out

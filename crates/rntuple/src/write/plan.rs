@@ -87,7 +87,6 @@ pub(crate) struct PlanField {
 #[derive(Debug, Clone)]
 pub(crate) struct ColumnPlan {
     pub spec: ColumnSpec,
-    pub field_id: u32,
     /// ROOT's in-memory element size (page sizes count these bytes).
     pub mem_size: u64,
     /// An empty buffer of the values the column is filled with.
@@ -134,7 +133,8 @@ impl Plan {
                 unused.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
             )));
         }
-        let mut plan = Plan { fields: Vec::new(), columns: Vec::new(), schema: SchemaDescription::default(), num_fields: 0 };
+        let mut plan =
+            Plan { fields: Vec::new(), columns: Vec::new(), schema: SchemaDescription::default(), num_fields: 0 };
         for mut f in top {
             let id = plan.schema.fields.len() as u32;
             plan.assign(&mut f, id, options)?;
@@ -180,7 +180,7 @@ impl Plan {
                 (true, false) => ColumnType::Index32,
             }
         };
-        let columns: Vec<(ColumnType, u16, Option<(f64, f64)>, u64)> = match f.shape {
+        let columns: Vec<ColumnChoice> = match f.shape {
             Shape::Leaf(p) => vec![leaf_column(p, f.real, f.split, options.compressed(), &f.path)?],
             Shape::String => vec![(index, 0, None, 8), (ColumnType::Char, 8, None, 1)],
             Shape::Vector | Shape::Optional => vec![(index, 0, None, 8)],
@@ -189,7 +189,8 @@ impl Plan {
         };
         for (column_type, bits, range, mem_size) in columns {
             let bits = if bits == 0 { column_type.default_bits().unwrap_or(0) } else { bits };
-            let spec = ColumnSpec::new(column_type, bits, range).map_err(|e| e.within(&format!("field '{}'", f.path)))?;
+            let spec =
+                ColumnSpec::new(column_type, bits, range).map_err(|e| e.within(&format!("field '{}'", f.path)))?;
             f.columns.push(self.columns.len());
             self.schema.columns.push(ColumnDescriptor {
                 column_type,
@@ -204,7 +205,7 @@ impl Plan {
                 Shape::Leaf(p) => leaf_values(p),
                 _ => ColumnValues::for_column(column_type)?,
             };
-            self.columns.push(ColumnPlan { spec, field_id: id, mem_size, empty });
+            self.columns.push(ColumnPlan { spec, mem_size, empty });
         }
         for c in &mut f.children {
             self.assign(c, id, options)?;
@@ -244,14 +245,18 @@ fn primitive_size(p: Primitive) -> u64 {
     }
 }
 
-/// Column type, bits (0: the type's width), value range and in-memory size of a leaf.
+/// Column type, bits on storage (0: the type's width), value range and
+/// ROOT's in-memory element size of one column.
+type ColumnChoice = (ColumnType, u16, Option<(f64, f64)>, u64);
+
+/// The [`ColumnChoice`] of a leaf.
 fn leaf_column(
     p: Primitive,
     real: Option<RealEncoding>,
     split: Option<bool>,
     compressed: bool,
     path: &str,
-) -> Result<(ColumnType, u16, Option<(f64, f64)>, u64)> {
+) -> Result<ColumnChoice> {
     use ColumnType as T;
     let s = split.unwrap_or(compressed);
     let pick = |split_t: T, plain_t: T| if s { split_t } else { plain_t };
@@ -262,9 +267,7 @@ fn leaf_column(
             RealEncoding::Real32 => (pick(T::SplitReal32, T::Real32), 0, None, mem),
             RealEncoding::Real32Trunc { bits } => (T::Real32Trunc, bits, None, mem),
             RealEncoding::Real32Quant { bits, min, max } => (T::Real32Quant, bits, Some((min, max)), mem),
-            RealEncoding::Double32 => {
-                (if split.unwrap_or(true) { T::SplitReal32 } else { T::Real32 }, 0, None, mem)
-            }
+            RealEncoding::Double32 => (if split.unwrap_or(true) { T::SplitReal32 } else { T::Real32 }, 0, None, mem),
         });
     }
     let t = match p {
@@ -340,7 +343,14 @@ struct Builder<'a> {
     used: HashSet<String>,
 }
 
-fn node(name: &str, path: &str, shape: Shape, type_name: String, type_alias: String, children: Vec<PlanField>) -> PlanField {
+fn node(
+    name: &str,
+    path: &str,
+    shape: Shape,
+    type_name: String,
+    type_alias: String,
+    children: Vec<PlanField>,
+) -> PlanField {
     PlanField {
         id: 0,
         name: name.to_string(),
@@ -421,7 +431,7 @@ impl Builder<'_> {
         };
         let mut f = match spec {
             Some(CppType::Optional { tmpl, item }) => self.optional(name, path, dt, tmpl, Some(*item), ov.real)?,
-            Some(s) => self.from_spec(name, path, dt, s)?,
+            Some(s) => self.typed(name, path, dt, s)?,
             None => {
                 let wrap = member
                     && nullable
@@ -577,10 +587,9 @@ impl Builder<'_> {
     }
 
     /// Builds a (non-optional) value whose C++ type is given.
-    fn from_spec(&mut self, name: &str, path: &str, dt: &DataType, spec: CppType) -> Result<PlanField> {
-        let mismatch = |what: &str| {
-            invalid(format!("field '{path}': the C++ type {what} does not describe the Arrow type {dt}"))
-        };
+    fn typed(&mut self, name: &str, path: &str, dt: &DataType, spec: CppType) -> Result<PlanField> {
+        let mismatch =
+            |what: &str| invalid(format!("field '{path}': the C++ type {what} does not describe the Arrow type {dt}"));
         match spec {
             CppType::Prim { prim, double32 } => {
                 if !compatible(prim, dt) {
@@ -653,9 +662,9 @@ impl Builder<'_> {
                 }
                 _ => Err(mismatch(&format!("class {class}"))),
             },
-            CppType::Optional { .. } => Err(invalid(format!(
-                "field '{path}': an optional of an optional cannot be written from Arrow data"
-            ))),
+            CppType::Optional { .. } => {
+                Err(invalid(format!("field '{path}': an optional of an optional cannot be written from Arrow data")))
+            }
         }
     }
 }
@@ -701,9 +710,23 @@ mod tests {
         use ColumnType as T;
         assert_eq!(
             types,
-            [T::SplitInt16, T::SplitIndex64, T::SplitReal32, T::SplitIndex64, T::SplitReal64, T::SplitIndex64, T::Char, T::SplitReal32]
+            [
+                T::SplitInt16,
+                T::SplitIndex64,
+                T::SplitReal32,
+                T::SplitIndex64,
+                T::SplitReal64,
+                T::SplitIndex64,
+                T::Char,
+                T::SplitReal32
+            ]
         );
-        let plain = plan(vec![Field::new("x", DataType::Int16, false)], &[], WriteOptions { compression: 0, ..Default::default() }).unwrap();
+        let plain = plan(
+            vec![Field::new("x", DataType::Int16, false)],
+            &[],
+            WriteOptions { compression: 0, ..Default::default() },
+        )
+        .unwrap();
         assert_eq!(plain.schema.columns[0].column_type, T::Int16);
     }
 
@@ -720,7 +743,11 @@ mod tests {
         assert_eq!(names(&p)[1].1, "");
         assert_eq!(names(&p)[2], ("pt".into(), "float".into(), 1));
         // Below std::array a struct needs a name.
-        let e = plan(vec![Field::new("a", DataType::FixedSizeList(Arc::new(Field::new("i", s.clone(), false)), 2), false)], &[], WriteOptions::default());
+        let e = plan(
+            vec![Field::new("a", DataType::FixedSizeList(Arc::new(Field::new("i", s.clone(), false)), 2), false)],
+            &[],
+            WriteOptions::default(),
+        );
         assert!(e.is_err());
         let ok = plan(
             vec![Field::new("a", DataType::FixedSizeList(Arc::new(Field::new("i", s.clone(), false)), 2), false)],
@@ -744,22 +771,49 @@ mod tests {
                 Field::new("c", DataType::Int8, false),
             ],
             &[
-                ("v", FieldOverride { type_name: Some("ROOT::RVec<Double32_t>".into()), index32: Some(true), ..Default::default() }),
-                ("o", FieldOverride { type_name: Some("float".into()), real: Some(RealEncoding::Real16), ..Default::default() }),
+                (
+                    "v",
+                    FieldOverride {
+                        type_name: Some("ROOT::RVec<Double32_t>".into()),
+                        index32: Some(true),
+                        ..Default::default()
+                    },
+                ),
+                (
+                    "o",
+                    FieldOverride {
+                        type_name: Some("float".into()),
+                        real: Some(RealEncoding::Real16),
+                        ..Default::default()
+                    },
+                ),
                 ("c", FieldOverride::type_name("char")),
             ],
             WriteOptions::default(),
         )
         .unwrap();
         let f = &p.schema.fields;
-        assert_eq!((f[0].type_name.as_str(), f[0].type_alias.as_str()), ("ROOT::VecOps::RVec<double>", "ROOT::VecOps::RVec<Double32_t>"));
+        assert_eq!(
+            (f[0].type_name.as_str(), f[0].type_alias.as_str()),
+            ("ROOT::VecOps::RVec<double>", "ROOT::VecOps::RVec<Double32_t>")
+        );
         assert_eq!(f[1].type_alias, "Double32_t");
         assert_eq!(f[2].type_name, "float");
         assert_eq!(f[3].type_name, "char");
         let c: Vec<ColumnType> = p.schema.columns.iter().map(|c| c.column_type).collect();
         assert_eq!(c, [ColumnType::SplitIndex32, ColumnType::SplitReal32, ColumnType::Real16, ColumnType::Char]);
-        assert!(plan(vec![Field::new("x", DataType::Int32, false)], &[("y", FieldOverride::type_name("int"))], WriteOptions::default()).is_err());
-        assert!(plan(vec![Field::new("x", DataType::Int32, false)], &[("x", FieldOverride::type_name("float"))], WriteOptions::default()).is_err());
+        assert!(plan(
+            vec![Field::new("x", DataType::Int32, false)],
+            &[("y", FieldOverride::type_name("int"))],
+            WriteOptions::default()
+        )
+        .is_err());
+        assert!(plan(
+            vec![Field::new("x", DataType::Int32, false)],
+            &[("x", FieldOverride::type_name("float"))],
+            WriteOptions::default()
+        )
+        .is_err());
         assert!(plan(vec![Field::new("a.b", DataType::Int32, false)], &[], WriteOptions::default()).is_err());
     }
 }

@@ -1,0 +1,103 @@
+//! The write engine: Arrow record batches into RNTuples (RNTuple binary
+//! format 1.0) inside ROOT files written by
+//! [`rntuple_container::write::FileWriter`].
+//!
+//! ```no_run
+//! use std::collections::HashMap;
+//! use std::sync::Arc;
+//! use arrow_array::{Float32Array, RecordBatch};
+//! use arrow_schema::{DataType, Field, Schema};
+//! use rntuple::write::{write_batches, WriteOptions};
+//!
+//! let schema = Arc::new(Schema::new(vec![Field::new("pt", DataType::Float32, false)]));
+//! let batch = RecordBatch::try_new(schema, vec![Arc::new(Float32Array::from(vec![1.0, 2.5]))])?;
+//! write_batches("out.root", "Events", [batch], &HashMap::new(), WriteOptions::default())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! How the pieces fit (each module documents the ROOT behaviour it follows):
+//!
+//! * `plan`: Arrow schema + [`FieldOverride`]s → field tree, C++ type
+//!   names, columns (the header envelope);
+//! * `fill`: Arrow arrays → column elements, entry ranges at a time;
+//! * `pages`: page buffers that grow, seal and stay within a budget;
+//! * `layout`: a cluster's pages grouped by column into `RBlob` keys, with
+//!   same-page merging;
+//! * `writer` ([`RNTupleWriter`]): clusters, cluster groups (page lists), footer, anchor.
+
+mod cpp;
+mod fill;
+mod layout;
+mod names;
+mod options;
+mod pages;
+mod plan;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use rntuple_container::write::{FileWriter, WriterOptions};
+use rntuple_container::Anchor;
+use rntuple_format::{Error, Result};
+
+pub use options::{FieldOverride, RealEncoding, WriteOptions};
+pub use writer::RNTupleWriter;
+
+/// What the engine needs from the container: [`FileWriter`], or an
+/// in-memory stand-in in the unit tests.
+pub(crate) trait BlobSink {
+    /// Writes `parts` back to back as one payload (split over keys when it
+    /// exceeds the maximum key size); returns the payload's offset.
+    /// `uncompressed_len` is recorded as the key's object length, as ROOT does.
+    fn write_blob(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64>;
+    fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()>;
+    fn max_key_size(&self) -> u64;
+}
+
+impl BlobSink for FileWriter {
+    fn write_blob(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64> {
+        self.write_blob_parts_with_len(parts, uncompressed_len)
+    }
+    fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()> {
+        FileWriter::write_anchor(self, name, anchor)
+    }
+    fn max_key_size(&self) -> u64 {
+        FileWriter::max_key_size(self)
+    }
+}
+
+/// Writes `batches` as the RNTuple `name` into a new ROOT file at `path`
+/// (replacing an existing file). The schema is the first batch's; there must
+/// be at least one batch (it may have no rows).
+pub fn write_batches(
+    path: impl AsRef<Path>,
+    name: &str,
+    batches: impl IntoIterator<Item = RecordBatch>,
+    overrides: &HashMap<String, FieldOverride>,
+    options: WriteOptions,
+) -> Result<()> {
+    let mut batches = batches.into_iter().peekable();
+    let schema = match batches.peek() {
+        Some(b) => b.schema(),
+        None => {
+            return Err(Error::InvalidArgument {
+                message: format!("no record batches for RNTuple '{name}': its schema is unknown"),
+            })
+        }
+    };
+    // Refuse bad options and schemas before creating (and replacing) the file.
+    options.validate()?;
+    plan::Plan::new(&schema, overrides, &options)?;
+    let mut file = FileWriter::create(path, WriterOptions { compression: options.compression, ..Default::default() })?;
+    let mut writer = RNTupleWriter::new(&mut file, name, &schema, overrides, options)?;
+    for b in batches {
+        writer.write_batch(&b)?;
+    }
+    writer.close()?;
+    file.finish()
+}

@@ -1,0 +1,390 @@
+//! [`RNTupleWriter`]: one RNTuple into a container, from Arrow record batches.
+
+use std::collections::HashMap;
+
+use arrow_array::RecordBatch;
+use arrow_schema::Schema as ArrowSchema;
+use rntuple_container::Anchor;
+use rntuple_format::checksum::xxh3_64;
+use rntuple_format::compression::compress;
+use rntuple_format::constants::ENVELOPE_TYPE_FOOTER;
+use rntuple_format::envelope::{write_header, write_page_list, write_schema_description};
+use rntuple_format::frame::Writer;
+use rntuple_format::locator::write_envelope_link;
+use rntuple_format::model::{
+    ClusterGroupDescriptor, ClusterSummary, ColumnPageRange, EnvelopeLink, Footer, Header, Locator, PageList,
+};
+use rntuple_format::{Error, Result};
+
+use super::fill::{check_type, unzipped_bytes, Filler};
+use super::layout::write_cluster_pages;
+use super::names::check_name;
+use super::options::{FieldOverride, WriteOptions};
+use super::pages::Columns;
+use super::plan::Plan;
+use super::BlobSink;
+
+/// Anchor version this writer stamps (ROOT 6.40 writes 1.0.2.0).
+const FORMAT_VERSION: (u16, u16, u16, u16) = (1, 0, 2, 0);
+
+/// Writer identifier stored in the header envelope.
+fn writer_identifier() -> String {
+    format!("rntuple (Rust) v{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Writes one RNTuple into a container file.
+///
+/// The header envelope is written when the writer is created; entries are
+/// appended with [`RNTupleWriter::write_batch`]; clusters are committed when
+/// their estimated compressed size reaches
+/// [`WriteOptions::approx_zipped_cluster_size`] (or explicitly with
+/// [`RNTupleWriter::commit_cluster`]); [`RNTupleWriter::close`] commits the
+/// last cluster and writes the page lists, the footer and the anchor. A
+/// writer dropped without `close` leaves no RNTuple in the file.
+///
+/// After a failed `write_batch` the writer refuses further work: part of the
+/// batch may have been appended.
+pub struct RNTupleWriter<'f> {
+    sink: &'f mut dyn BlobSink,
+    name: String,
+    options: WriteOptions,
+    plan: Plan,
+    arrow_schema: ArrowSchema,
+    filler: Filler,
+    header: EnvelopeLink,
+    header_checksum: u64,
+    /// Entries committed in earlier clusters.
+    first_entry: u64,
+    cluster_entries: u64,
+    cluster_unzipped: u64,
+    /// ROOT's cluster size estimate (`RNTupleFillContext`).
+    unzipped_estimate: u64,
+    bytes_filled: u64,
+    bytes_flushed: u64,
+    /// Clusters committed since the last page list.
+    pending: Vec<(ClusterSummary, Vec<ColumnPageRange>)>,
+    groups: Vec<ClusterGroupDescriptor>,
+    poisoned: bool,
+}
+
+impl std::fmt::Debug for RNTupleWriter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RNTupleWriter")
+            .field("name", &self.name)
+            .field("entries", &(self.first_entry + self.cluster_entries))
+            .field(
+                "clusters",
+                &(self.groups.iter().map(|g| g.num_clusters as usize).sum::<usize>() + self.pending.len()),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'f> RNTupleWriter<'f> {
+    /// Creates the writer and writes the header envelope. `name` may be a
+    /// path (`"dir/sub/Events"`): the anchor goes into those subdirectories.
+    /// `overrides` maps dotted field paths (`"jets._0.pt"`) to how the field
+    /// is written.
+    pub fn new(
+        file: &'f mut rntuple_container::write::FileWriter,
+        name: &str,
+        schema: &ArrowSchema,
+        overrides: &HashMap<String, FieldOverride>,
+        options: WriteOptions,
+    ) -> Result<Self> {
+        Self::with_sink(file, name, schema, overrides, options)
+    }
+
+    pub(crate) fn with_sink(
+        sink: &'f mut dyn BlobSink,
+        name: &str,
+        schema: &ArrowSchema,
+        overrides: &HashMap<String, FieldOverride>,
+        options: WriteOptions,
+    ) -> Result<Self> {
+        options.validate()?;
+        // "dir/sub/name": the anchor goes into subdirectories, the RNTuple is "name".
+        let base = name.rsplit_once('/').map_or(name, |(_, b)| b);
+        check_name(base, "RNTuple", name)?;
+        let plan = Plan::new(schema, overrides, &options)?;
+        let columns = Columns::new(&plan.columns, &options)?;
+        let filler = Filler { columns, counts: vec![0; plan.num_fields] };
+        let header = Header {
+            feature_flags: Vec::new(),
+            name: base.to_string(),
+            description: options.description.clone(),
+            writer: writer_identifier(),
+            schema: plan.schema.clone(),
+        };
+        let (bytes, header_checksum) = write_header(&header)?;
+        let scale = if options.compressed() { 2 } else { 1 };
+        let unzipped_estimate = options.approx_zipped_cluster_size.saturating_mul(scale);
+        let mut me = RNTupleWriter {
+            sink,
+            name: name.to_string(),
+            options,
+            plan,
+            arrow_schema: schema.clone(),
+            filler,
+            header: EnvelopeLink::default(),
+            header_checksum,
+            first_entry: 0,
+            cluster_entries: 0,
+            cluster_unzipped: 0,
+            unzipped_estimate,
+            bytes_filled: 0,
+            bytes_flushed: 0,
+            pending: Vec::new(),
+            groups: Vec::new(),
+            poisoned: false,
+        };
+        me.header = me.write_envelope(&bytes)?;
+        Ok(me)
+    }
+
+    /// The Arrow schema the writer was created with.
+    pub fn schema(&self) -> &ArrowSchema {
+        &self.arrow_schema
+    }
+
+    /// Entries written so far (committed or not).
+    pub fn num_entries(&self) -> u64 {
+        self.first_entry + self.cluster_entries
+    }
+
+    fn write_envelope(&mut self, bytes: &[u8]) -> Result<EnvelopeLink> {
+        let zipped = compress(bytes, self.options.compression)?;
+        let offset = self.sink.write_blob(&[&zipped], bytes.len() as u64)?;
+        Ok(EnvelopeLink { length: bytes.len() as u64, locator: Locator { offset, size: zipped.len() as u64 } })
+    }
+
+    fn usable(&self) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::InvalidArgument {
+                message: format!("RNTuple writer '{}' failed earlier and cannot continue", self.name),
+            });
+        }
+        Ok(())
+    }
+
+    fn guard<T>(&mut self, r: Result<T>) -> Result<T> {
+        if r.is_err() {
+            self.poisoned = true;
+        }
+        r
+    }
+
+    /// Appends the entries of `batch`. Its columns must match the writer's
+    /// schema by position, name and type (Utf8/LargeUtf8 and List/LargeList
+    /// are interchangeable; nullability and list item names are not compared).
+    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.usable()?;
+        let schema = batch.schema();
+        if schema.fields().len() != self.plan.fields.len() {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "batch has {} columns, RNTuple '{}' has {} top-level fields",
+                    schema.fields().len(),
+                    self.name,
+                    self.plan.fields.len()
+                ),
+            });
+        }
+        for (f, af) in self.plan.fields.iter().zip(schema.fields()) {
+            if f.name != *af.name() {
+                return Err(Error::InvalidArgument {
+                    message: format!("batch column '{}' where field '{}' was expected", af.name(), f.name),
+                });
+            }
+            check_type(f, af.data_type())?;
+        }
+        let r = self.append_batch(batch);
+        self.guard(r)
+    }
+
+    fn batch_bytes(&self, batch: &RecordBatch, a: usize, b: usize) -> u64 {
+        self.plan
+            .fields
+            .iter()
+            .zip(batch.columns())
+            .map(|(f, arr)| unzipped_bytes(f, &self.plan.columns, arr.as_ref(), a, b))
+            .sum()
+    }
+
+    fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        let n = batch.num_rows();
+        let mut a = 0;
+        while a < n {
+            // ROOT commits after the entry with which the unzipped size
+            // reaches the maximum or the estimate (`RNTupleFillContext::Fill`).
+            let threshold = self.options.max_unzipped_cluster_size.min(self.unzipped_estimate);
+            let room = threshold.saturating_sub(self.cluster_unzipped);
+            // Gallop to an end where the room is used up (so that the cost
+            // follows the cluster, not the batch), then bisect for the first.
+            let (mut lo, mut hi) = (a, a + 1);
+            let mut bytes_hi = self.batch_bytes(batch, a, hi);
+            while bytes_hi < room && hi < n {
+                lo = hi;
+                hi = (a + 2 * (hi - a)).min(n);
+                bytes_hi = self.batch_bytes(batch, a, hi);
+            }
+            let (m, bytes, full) = if bytes_hi < room {
+                (n, bytes_hi, false)
+            } else {
+                // Smallest m in (lo, hi] with bytes(a..m) >= room.
+                let mut lo = lo + 1;
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if self.batch_bytes(batch, a, mid) >= room {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                (lo, self.batch_bytes(batch, a, lo), true)
+            };
+            for (f, arr) in self.plan.fields.iter().zip(batch.columns()) {
+                self.filler.append(f, arr.as_ref(), a, m)?;
+            }
+            self.cluster_entries += (m - a) as u64;
+            self.cluster_unzipped += bytes;
+            a = m;
+            if full {
+                self.commit_cluster_inner()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits the entries written since the last cluster as a cluster (no-op
+    /// when there are none).
+    pub fn commit_cluster(&mut self) -> Result<()> {
+        self.usable()?;
+        let r = self.commit_cluster_inner();
+        self.guard(r)
+    }
+
+    fn commit_cluster_inner(&mut self) -> Result<()> {
+        if self.cluster_entries == 0 {
+            return Ok(());
+        }
+        let columns = self.filler.columns.finish_cluster()?;
+        let merge = self.options.same_page_merging && self.options.page_checksums;
+        let (pages, written) = write_cluster_pages(&mut *self.sink, &columns, merge)?;
+        let ranges = columns
+            .iter()
+            .zip(pages)
+            .map(|(c, pages)| ColumnPageRange {
+                element_offset: c.first_element as i64,
+                compression: Some(self.options.compression),
+                pages,
+            })
+            .collect();
+        let summary = ClusterSummary { first_entry: self.first_entry, num_entries: self.cluster_entries, flags: 0 };
+        self.pending.push((summary, ranges));
+        // ROOT's estimate of the next cluster's unzipped size: the target
+        // compressed size times the compression factor so far (in f32, capped at 1000).
+        self.bytes_filled += self.cluster_unzipped;
+        self.bytes_flushed += written;
+        let factor = (self.bytes_filled as f32 / self.bytes_flushed as f32).min(1000.0);
+        self.unzipped_estimate = (factor * self.options.approx_zipped_cluster_size as f32) as u64;
+        self.first_entry += self.cluster_entries;
+        self.cluster_entries = 0;
+        self.cluster_unzipped = 0;
+        self.filler.reset_counts();
+        if self.options.cluster_group_size > 0 && self.pending.len() >= self.options.cluster_group_size {
+            self.commit_cluster_group_inner()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the page list of the clusters committed since the last one
+    /// (no-op when there are none). Entries not yet in a cluster stay open.
+    pub fn commit_cluster_group(&mut self) -> Result<()> {
+        self.usable()?;
+        let r = self.commit_cluster_group_inner();
+        self.guard(r)
+    }
+
+    fn commit_cluster_group_inner(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let min_entry = pending[0].0.first_entry;
+        let entry_span = pending.iter().map(|(s, _)| s.num_entries).sum();
+        let num_clusters = pending.len() as u32;
+        let (clusters, page_locations) = pending.into_iter().unzip();
+        let list = PageList { header_checksum: self.header_checksum, clusters, page_locations };
+        let (bytes, _) = write_page_list(&list)?;
+        let page_list = self.write_envelope(&bytes)?;
+        self.groups.push(ClusterGroupDescriptor { min_entry, entry_span, num_clusters, page_list });
+        Ok(())
+    }
+
+    /// Commits the last cluster, writes the page lists, the footer and the
+    /// anchor.
+    pub fn close(mut self) -> Result<()> {
+        self.usable()?;
+        self.commit_cluster_inner()?;
+        self.commit_cluster_group_inner()?;
+        let footer = Footer {
+            feature_flags: Vec::new(),
+            header_checksum: self.header_checksum,
+            schema_extension: Default::default(),
+            cluster_groups: std::mem::take(&mut self.groups),
+        };
+        let bytes = footer_envelope(&footer)?;
+        let footer = self.write_envelope(&bytes)?;
+        let (version_epoch, version_major, version_minor, version_patch) = FORMAT_VERSION;
+        let anchor = Anchor {
+            version_epoch,
+            version_major,
+            version_minor,
+            version_patch,
+            seek_header: self.header.locator.offset,
+            nbytes_header: self.header.locator.size,
+            len_header: self.header.length,
+            seek_footer: footer.locator.offset,
+            nbytes_footer: footer.locator.size,
+            len_footer: footer.length,
+            max_key_size: self.sink.max_key_size(),
+        };
+        self.sink.write_anchor(&self.name, &anchor)
+    }
+}
+
+/// The footer envelope (spec "Footer Envelope") as ROOT 6.40 writes it: the
+/// schema extension record frame always holds the four (possibly empty) list
+/// frames, and the cluster groups are followed by the (empty) list frame of
+/// linked attribute sets of format 1.0.1.0+. uproot 5.7 needs both; the
+/// format crate's `write_footer` writes neither.
+pub(crate) fn footer_envelope(f: &Footer) -> Result<Vec<u8>> {
+    let mut w = Writer::new();
+    w.u64(u64::from(ENVELOPE_TYPE_FOOTER));
+    w.u64(0); // feature flags: none
+    w.u64(f.header_checksum);
+    let ext = w.begin_record();
+    write_schema_description(&mut w, &f.schema_extension)?;
+    w.end_frame(ext);
+    let list = w.begin_list(f.cluster_groups.len())?;
+    for g in &f.cluster_groups {
+        let rec = w.begin_record();
+        w.u64(g.min_entry);
+        w.u64(g.entry_span);
+        w.u32(g.num_clusters);
+        write_envelope_link(&mut w, &g.page_list);
+        w.end_frame(rec);
+    }
+    w.end_frame(list);
+    // Linked attribute sets (format 1.0.1.0 and later, which the anchor's
+    // 1.0.2.0 announces): none. uproot reads this list by the anchor version.
+    let sets = w.begin_list(0)?;
+    w.end_frame(sets);
+    let length = w.len() as u64 + 8;
+    let word = u64::from(ENVELOPE_TYPE_FOOTER) | (length << 16);
+    w.as_mut_slice()[..8].copy_from_slice(&word.to_le_bytes());
+    let checksum = xxh3_64(w.as_slice());
+    w.u64(checksum);
+    Ok(w.into_inner())
+}
