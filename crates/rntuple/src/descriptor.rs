@@ -114,8 +114,32 @@ impl Descriptor {
             }
         }
         clusters.sort_by_key(|c| c.first_entry);
+        // Clusters partition the entries: each starts where the previous ends.
+        let mut next_entry = clusters.first().map_or(0, |c| c.first_entry);
         for (i, c) in clusters.iter_mut().enumerate() {
             c.id = i;
+            if c.first_entry != next_entry {
+                return Err(Error::out_of_spec(
+                    format!(
+                        "cluster {i} starts at entry {} but the previous cluster ends at entry {next_entry}",
+                        c.first_entry
+                    ),
+                    loc(format!("page list of cluster group {}", c.group)),
+                ));
+            }
+            next_entry =
+                c.first_entry.checked_add(c.num_entries).filter(|&e| e <= i64::MAX as u64).ok_or_else(|| {
+                    Error::out_of_spec(
+                        format!("cluster {i} entry range {} + {} overflows", c.first_entry, c.num_entries),
+                        loc(format!("page list of cluster group {}", c.group)),
+                    )
+                })?;
+        }
+        if clusters.first().is_some_and(|c| c.first_entry != 0) {
+            return Err(Error::out_of_spec(
+                format!("the first cluster starts at entry {} instead of 0", clusters[0].first_entry),
+                loc("page list of cluster group 0".into()),
+            ));
         }
         Ok(Descriptor {
             name: header.name,

@@ -388,20 +388,3 @@ fn bytes_do_not_depend_on_the_number_of_threads() {
     assert_eq!(one, data(3));
     assert_eq!(one, data(8));
 }
-
-#[test]
-#[ignore = "prints the layout for comparison with ROOT's"]
-fn print_layout_of_root_model() {
-    let mut sink = MemorySink::new(1 << 30);
-    let options =
-        WriteOptions { approx_zipped_cluster_size: 20000, max_unzipped_page_size: 4096, ..Default::default() };
-    write(&mut sink, &[root_model(5000)], &HashMap::new(), options);
-    let (_, _, lists) = sink.read("t");
-    for (c, cols) in lists[0].clusters.iter().zip(&lists[0].page_locations) {
-        println!("cluster {c:?}");
-        for (i, col) in cols.iter().enumerate() {
-            let n: Vec<u32> = col.pages.iter().map(|p| p.num_elements).collect();
-            println!("  col {i}: {n:?}");
-        }
-    }
-}
