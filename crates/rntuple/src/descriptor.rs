@@ -32,6 +32,8 @@ pub struct Descriptor {
     pub alias_columns: Vec<AliasColumnDescriptor>,
     /// Number of fields that came from the header (the rest are extension fields).
     pub num_header_fields: usize,
+    /// Number of physical columns that came from the header.
+    pub num_header_columns: usize,
     pub clusters: Vec<ClusterInfo>,
     pub num_cluster_groups: usize,
 }
@@ -43,6 +45,7 @@ impl Descriptor {
         let num_header_fields = fields.len();
         fields.extend(footer.schema_extension.fields);
         let mut columns = header.schema.columns;
+        let num_header_columns = columns.len();
         columns.extend(footer.schema_extension.columns);
         let mut alias_columns = header.schema.alias_columns;
         alias_columns.extend(footer.schema_extension.alias_columns);
@@ -149,6 +152,7 @@ impl Descriptor {
             columns,
             alias_columns,
             num_header_fields,
+            num_header_columns,
             clusters,
             num_cluster_groups,
         })

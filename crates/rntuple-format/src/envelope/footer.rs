@@ -49,15 +49,18 @@ pub fn parse_footer(bytes: &[u8], verify_checksum: bool) -> Result<Footer> {
 }
 
 /// Serializes a footer envelope; returns its bytes and its checksum.
-/// An empty schema extension is written as an empty record frame.
+///
+/// Written as ROOT 6.40 writes it: the schema extension record frame always
+/// holds its four list frames (empty ones included), and the cluster groups
+/// are followed by the (empty) list of linked attribute sets that format
+/// 1.0.1.0 added — uproot 5.7 expects that list when the anchor announces
+/// 1.0.1.0 or later; readers of 1.0.0.x skip it as unknown trailing data.
 pub fn write_footer(f: &Footer) -> Result<(Vec<u8>, u64)> {
     let mut w = begin(ENVELOPE_TYPE_FOOTER);
     write_feature_flags(&mut w, &f.feature_flags)?;
     w.u64(f.header_checksum);
     let ext = w.begin_record();
-    if f.schema_extension != SchemaDescription::default() {
-        write_schema_description(&mut w, &f.schema_extension)?;
-    }
+    write_schema_description(&mut w, &f.schema_extension)?;
     w.end_frame(ext);
     let list = w.begin_list(f.cluster_groups.len())?;
     for g in &f.cluster_groups {
@@ -69,5 +72,7 @@ pub fn write_footer(f: &Footer) -> Result<(Vec<u8>, u64)> {
         w.end_frame(rec);
     }
     w.end_frame(list);
+    let attribute_sets = w.begin_list(0)?;
+    w.end_frame(attribute_sets);
     finish(w)
 }

@@ -16,6 +16,10 @@ use crate::descriptor::{ClusterInfo, Descriptor};
 /// allocating (zstd's RLE blocks reach ~2^15; nothing real goes beyond).
 const MAX_COMPRESSION_RATIO: u64 = 1 << 16;
 
+/// Most bytes of synthetic zeros (deferred columns) one read of one column in
+/// one cluster may produce; larger reads must go in entry batches.
+const MAX_ZERO_FILL_BYTES: u64 = 4 << 30;
+
 /// Reads column data of one RNTuple.
 #[derive(Debug, Clone)]
 pub struct PageSource {
@@ -107,7 +111,19 @@ impl PageSource {
         let where_ = || Location::new(format!("page list of cluster {}", cluster.id), None);
         let empty = ColumnPageRange::default();
         let (range, zeros) = match cluster.columns.get(col as usize) {
-            None => (&empty, b),
+            // Only columns added after the cluster was written (schema
+            // extension, deferred) may be missing from its page list.
+            None if cdesc.first_element_index.is_some() || col as usize >= self.desc.num_header_columns => (&empty, b),
+            None => {
+                return Err(Error::out_of_spec(
+                    format!(
+                        "column {col} is missing from the page list of cluster {} ({} columns listed)",
+                        cluster.id,
+                        cluster.columns.len()
+                    ),
+                    where_(),
+                ))
+            }
             Some(r) if r.is_suppressed() => (&empty, b),
             Some(r) => {
                 // ROOT records a deferred column's element offset as its first
@@ -136,7 +152,23 @@ impl PageSource {
         let n = (b - a) as usize;
         out.reserve(n);
         if a < zeros {
-            out.push_zeros((zeros.min(b) - a) as usize);
+            let n_zeros = zeros.min(b) - a;
+            let bytes = spec.packed_size(n_zeros).max(n_zeros);
+            if bytes > MAX_ZERO_FILL_BYTES {
+                return Err(Error::WouldOverAllocate {
+                    requested: bytes,
+                    limit: MAX_ZERO_FILL_BYTES,
+                    location: Location::new(
+                        format!(
+                            "zero elements {a}..{} of deferred column {col} in cluster {}",
+                            zeros.min(b),
+                            cluster.id
+                        ),
+                        None,
+                    ),
+                });
+            }
+            out.push_zeros(n_zeros as usize);
         }
         let mut first = zeros; // cluster-relative index of the page's first element
         for (p, page) in range.pages.iter().enumerate() {

@@ -5,23 +5,20 @@ use std::collections::HashMap;
 use arrow_array::RecordBatch;
 use arrow_schema::Schema as ArrowSchema;
 use rntuple_container::Anchor;
-use rntuple_format::checksum::xxh3_64;
 use rntuple_format::compression::compress;
-use rntuple_format::constants::ENVELOPE_TYPE_FOOTER;
-use rntuple_format::envelope::{write_header, write_page_list, write_schema_description};
-use rntuple_format::frame::Writer;
-use rntuple_format::locator::write_envelope_link;
+use rntuple_format::envelope::{write_header, write_page_list};
 use rntuple_format::model::{
     ClusterGroupDescriptor, ClusterSummary, ColumnPageRange, EnvelopeLink, Footer, Header, Locator, PageList,
 };
 use rntuple_format::{Error, Result};
 
-use super::fill::{check_type, unzipped_bytes, Filler};
+use super::fill::{check_type, check_values, unzipped_bytes, Filler};
 use super::layout::write_cluster_pages;
 use super::names::check_name;
 use super::options::{FieldOverride, WriteOptions};
 use super::pages::Columns;
 use super::plan::Plan;
+use super::shared::SharedFileWriter;
 use super::BlobSink;
 
 /// Anchor version this writer stamps (ROOT 6.40 writes 1.0.2.0).
@@ -43,9 +40,13 @@ fn writer_identifier() -> String {
 /// writer dropped without `close` leaves no RNTuple in the file.
 ///
 /// After a failed `write_batch` the writer refuses further work: part of the
-/// batch may have been appended.
+/// batch may have been appended. [`RNTupleWriter::check_batch`] finds the
+/// errors of a batch's values beforehand.
+///
+/// The writer borrows its file ([`RNTupleWriter::new`]) or owns a handle to
+/// it ([`RNTupleWriter::new_shared`], `RNTupleWriter<'static>`).
 pub struct RNTupleWriter<'f> {
-    sink: &'f mut dyn BlobSink,
+    sink: Sink<'f>,
     name: String,
     options: WriteOptions,
     plan: Plan,
@@ -67,6 +68,21 @@ pub struct RNTupleWriter<'f> {
     poisoned: bool,
 }
 
+/// Where the writer's payloads go.
+enum Sink<'f> {
+    Borrowed(&'f mut dyn BlobSink),
+    Shared(SharedFileWriter),
+}
+
+impl Sink<'_> {
+    fn get(&mut self) -> &mut dyn BlobSink {
+        match self {
+            Sink::Borrowed(s) => &mut **s,
+            Sink::Shared(s) => s,
+        }
+    }
+}
+
 impl std::fmt::Debug for RNTupleWriter<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RNTupleWriter")
@@ -77,6 +93,22 @@ impl std::fmt::Debug for RNTupleWriter<'_> {
                 &(self.groups.iter().map(|g| g.num_clusters as usize).sum::<usize>() + self.pending.len()),
             )
             .finish_non_exhaustive()
+    }
+}
+
+impl RNTupleWriter<'static> {
+    /// [`RNTupleWriter::new`] for a writer that owns a handle to its file, so
+    /// that it can live on its own (in a struct, on another thread). Several
+    /// writers may share one file; the file is completed by
+    /// [`SharedFileWriter::finish`] after their [`RNTupleWriter::close`].
+    pub fn new_shared(
+        file: &SharedFileWriter,
+        name: &str,
+        schema: &ArrowSchema,
+        overrides: &HashMap<String, FieldOverride>,
+        options: WriteOptions,
+    ) -> Result<Self> {
+        Self::create(Sink::Shared(file.clone()), name, schema, overrides, options)
     }
 }
 
@@ -97,6 +129,16 @@ impl<'f> RNTupleWriter<'f> {
 
     pub(crate) fn with_sink(
         sink: &'f mut dyn BlobSink,
+        name: &str,
+        schema: &ArrowSchema,
+        overrides: &HashMap<String, FieldOverride>,
+        options: WriteOptions,
+    ) -> Result<Self> {
+        Self::create(Sink::Borrowed(sink), name, schema, overrides, options)
+    }
+
+    fn create(
+        sink: Sink<'f>,
         name: &str,
         schema: &ArrowSchema,
         overrides: &HashMap<String, FieldOverride>,
@@ -142,6 +184,19 @@ impl<'f> RNTupleWriter<'f> {
         Ok(me)
     }
 
+    /// Checks that `batch` can be appended: its schema (as
+    /// [`RNTupleWriter::write_batch`] does) and its values (no nulls outside
+    /// optionals and variants, UTF-8 strings, known union type ids, values
+    /// inside `Real32Quant` ranges). Writes nothing; a batch that passes can
+    /// still fail on I/O.
+    pub fn check_batch(&self, batch: &RecordBatch) -> Result<()> {
+        self.check_schema(batch)?;
+        for (f, arr) in self.plan.fields.iter().zip(batch.columns()) {
+            check_values(f, &self.plan.columns, arr.as_ref(), 0, arr.len())?;
+        }
+        Ok(())
+    }
+
     /// The Arrow schema the writer was created with.
     pub fn schema(&self) -> &ArrowSchema {
         &self.arrow_schema
@@ -154,7 +209,7 @@ impl<'f> RNTupleWriter<'f> {
 
     fn write_envelope(&mut self, bytes: &[u8]) -> Result<EnvelopeLink> {
         let zipped = compress(bytes, self.options.compression)?;
-        let offset = self.sink.write_blob(&[&zipped], bytes.len() as u64)?;
+        let offset = self.sink.get().write_blob(&[&zipped], bytes.len() as u64)?;
         Ok(EnvelopeLink { length: bytes.len() as u64, locator: Locator { offset, size: zipped.len() as u64 } })
     }
 
@@ -179,6 +234,12 @@ impl<'f> RNTupleWriter<'f> {
     /// are interchangeable; nullability and list item names are not compared).
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.usable()?;
+        self.check_schema(batch)?;
+        let r = self.append_batch(batch);
+        self.guard(r)
+    }
+
+    fn check_schema(&self, batch: &RecordBatch) -> Result<()> {
         let schema = batch.schema();
         if schema.fields().len() != self.plan.fields.len() {
             return Err(Error::InvalidArgument {
@@ -198,8 +259,7 @@ impl<'f> RNTupleWriter<'f> {
             }
             check_type(f, af.data_type())?;
         }
-        let r = self.append_batch(batch);
-        self.guard(r)
+        Ok(())
     }
 
     fn batch_bytes(&self, batch: &RecordBatch, a: usize, b: usize) -> u64 {
@@ -270,7 +330,7 @@ impl<'f> RNTupleWriter<'f> {
         }
         let columns = self.filler.columns.finish_cluster()?;
         let merge = self.options.same_page_merging && self.options.page_checksums;
-        let (pages, written) = write_cluster_pages(&mut *self.sink, &columns, merge)?;
+        let (pages, written) = write_cluster_pages(self.sink.get(), &columns, merge)?;
         let ranges = columns
             .iter()
             .zip(pages)
@@ -348,43 +408,16 @@ impl<'f> RNTupleWriter<'f> {
             seek_footer: footer.locator.offset,
             nbytes_footer: footer.locator.size,
             len_footer: footer.length,
-            max_key_size: self.sink.max_key_size(),
+            max_key_size: self.sink.get().max_key_size(),
         };
-        self.sink.write_anchor(&self.name, &anchor)
+        self.sink.get().write_anchor(&self.name, &anchor)
     }
 }
 
 /// The footer envelope (spec "Footer Envelope") as ROOT 6.40 writes it: the
 /// schema extension record frame always holds the four (possibly empty) list
 /// frames, and the cluster groups are followed by the (empty) list frame of
-/// linked attribute sets of format 1.0.1.0+. uproot 5.7 needs both; the
-/// format crate's `write_footer` writes neither.
+/// linked attribute sets of format 1.0.1.0+ (uproot 5.7 needs both).
 pub(crate) fn footer_envelope(f: &Footer) -> Result<Vec<u8>> {
-    let mut w = Writer::new();
-    w.u64(u64::from(ENVELOPE_TYPE_FOOTER));
-    w.u64(0); // feature flags: none
-    w.u64(f.header_checksum);
-    let ext = w.begin_record();
-    write_schema_description(&mut w, &f.schema_extension)?;
-    w.end_frame(ext);
-    let list = w.begin_list(f.cluster_groups.len())?;
-    for g in &f.cluster_groups {
-        let rec = w.begin_record();
-        w.u64(g.min_entry);
-        w.u64(g.entry_span);
-        w.u32(g.num_clusters);
-        write_envelope_link(&mut w, &g.page_list);
-        w.end_frame(rec);
-    }
-    w.end_frame(list);
-    // Linked attribute sets (format 1.0.1.0 and later, which the anchor's
-    // 1.0.2.0 announces): none. uproot reads this list by the anchor version.
-    let sets = w.begin_list(0)?;
-    w.end_frame(sets);
-    let length = w.len() as u64 + 8;
-    let word = u64::from(ENVELOPE_TYPE_FOOTER) | (length << 16);
-    w.as_mut_slice()[..8].copy_from_slice(&word.to_le_bytes());
-    let checksum = xxh3_64(w.as_slice());
-    w.u64(checksum);
-    Ok(w.into_inner())
+    Ok(rntuple_format::envelope::write_footer(f)?.0)
 }
