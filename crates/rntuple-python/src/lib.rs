@@ -1,6 +1,9 @@
 //! Python bindings: a thin layer over the `rntuple` crate. Arrays cross into
 //! Python through the Arrow PyCapsule interface; the `rntuple` package turns
-//! them into awkward / numpy / pandas objects.
+//! them into awkward / numpy / pandas objects. Writing (`write`): record
+//! batches cross the other way and are written with the GIL released.
+
+mod write;
 
 use std::sync::Arc;
 
@@ -208,6 +211,9 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<File>()?;
     m.add_class::<RNTuple>()?;
+    m.add_class::<write::PyFileWriter>()?;
+    m.add_class::<write::PyRNTupleWriter>()?;
+    write::add_write_error(m)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;

@@ -33,6 +33,13 @@ pub(crate) enum CppType {
         item: Box<CppType>,
     },
     Variant(Vec<CppType>),
+    /// `std::(unordered_)(multi)map<K,V>`: a collection of `std::pair<K,V>`;
+    /// `tmpl` is the normalized template name.
+    Map {
+        tmpl: &'static str,
+        key: Box<CppType>,
+        value: Box<CppType>,
+    },
     /// `std::pair` / `std::tuple`.
     Tuple {
         tmpl: &'static str,
@@ -93,6 +100,19 @@ pub(crate) fn parse(name: &str) -> Result<CppType> {
         if let Some(tmpl) = vector {
             let item = parse(one_arg(name, &args)?)?;
             return Ok(CppType::Vector { tmpl, item: Box::new(item) });
+        }
+        let map = match tmpl {
+            "std::map" => Some("std::map"),
+            "std::multimap" => Some("std::multimap"),
+            "std::unordered_map" => Some("std::unordered_map"),
+            "std::unordered_multimap" => Some("std::unordered_multimap"),
+            _ => None,
+        };
+        if let Some(tmpl) = map {
+            let [key, value] = args[..] else {
+                return Err(invalid(name, format!("{tmpl} takes two template arguments")));
+            };
+            return Ok(CppType::Map { tmpl, key: Box::new(parse(key)?), value: Box::new(parse(value)?) });
         }
         return match tmpl {
             "std::optional" | "std::unique_ptr" => {
@@ -168,7 +188,9 @@ mod tests {
         assert!(matches!(parse("std::array<char, 4>").unwrap(), CppType::Array { size: 4, .. }));
         assert!(matches!(parse("std::variant<int,std::string>").unwrap(), CppType::Variant(v) if v.len() == 2));
         assert_eq!(parse("ns::Muon").unwrap(), CppType::Class("ns::Muon".into()));
-        for bad in ["", "std::map<int,int>", "std::optional<std::optional<int>>", "float*", "std::array<int,x>"] {
+        let m = parse("std::unordered_map<std::string, float>").unwrap();
+        assert!(matches!(m, CppType::Map { tmpl: "std::unordered_map", .. }), "{m:?}");
+        for bad in ["", "std::map<int>", "std::optional<std::optional<int>>", "float*", "std::array<int,x>"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

@@ -11,6 +11,8 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
+use std::sync::Arc;
+
 use arrow_array::{Array, ArrayRef, BooleanArray, UInt64Array, UnionArray};
 use arrow_schema::DataType;
 use rntuple_format::{Error, Result};
@@ -41,7 +43,7 @@ pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
     let ok = match (f.shape, dt) {
         (Shape::Leaf(p), dt) => compatible(p, dt),
         (Shape::String, DataType::Utf8 | DataType::LargeUtf8) => true,
-        (Shape::Vector, DataType::List(item) | DataType::LargeList(item)) => {
+        (Shape::Vector, DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _)) => {
             return check_type(&f.children[0], item.data_type())
         }
         (Shape::Optional, dt) => return check_type(&f.children[0], dt),
@@ -95,6 +97,8 @@ fn list_parts<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<(Offsets<'a>, Arr
         Ok((Offsets::I32(l.value_offsets()), l.values().clone()))
     } else if let Some(l) = arr.as_list_opt::<i64>() {
         Ok((Offsets::I64(l.value_offsets()), l.values().clone()))
+    } else if let Some(m) = arr.as_map_opt() {
+        Ok((Offsets::I32(m.value_offsets()), Arc::new(m.entries().clone())))
     } else {
         Err(mismatch(f, arr.data_type()))
     }
@@ -122,8 +126,8 @@ fn has_nulls(arr: &dyn Array, a: usize, b: usize) -> bool {
 fn no_nulls(f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
     if has_nulls(arr, a, b) {
         return Err(invalid(format!(
-            "field '{}' of type '{}' holds null values but is not a std::optional; make it one with \
-             FieldOverride::type_name (\"std::optional<{}>\")",
+            "field '{}' of type '{}' holds null values but is not a std::optional; declare it \
+             \"std::optional<{}>\" with a type override",
             f.path,
             f.type_name,
             if f.type_name.is_empty() { "T" } else { f.type_name.as_str() }
@@ -365,5 +369,131 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
             }
             total
         }
+    }
+}
+
+/// Checks entries `[a, b)` of `arr` against field `f` without appending
+/// anything, so that a batch the writer cannot take is refused as a whole:
+/// nulls outside optionals and variants, strings that are not UTF-8, union
+/// type ids of no alternative, values outside a `Real32Quant` range.
+pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usize, b: usize) -> Result<()> {
+    if a >= b {
+        return Ok(());
+    }
+    match f.shape {
+        Shape::Leaf(_) => {
+            no_nulls(f, arr, a, b)?;
+            check_quant_range(f, cols, arr, a, b)
+        }
+        Shape::String => {
+            no_nulls(f, arr, a, b)?;
+            let (offs, data) = string_parts(f, arr)?;
+            let (start, end) = (offs.get(a) as usize, offs.get(b) as usize);
+            match std::str::from_utf8(&data[start..end]) {
+                Ok(_) => Ok(()),
+                Err(e) => {
+                    let at = (start + e.valid_up_to()) as u64;
+                    // The entry holding the first bad byte: offsets are sorted.
+                    let (mut lo, mut hi) = (a, b);
+                    while hi - lo > 1 {
+                        let mid = lo + (hi - lo) / 2;
+                        if offs.get(mid) <= at {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    Err(invalid(format!(
+                        "field '{}': string {lo} of the field's values in the batch is not valid UTF-8 ({e}); \
+                         std::string values must be UTF-8 text",
+                        f.path
+                    )))
+                }
+            }
+        }
+        Shape::Vector => {
+            no_nulls(f, arr, a, b)?;
+            let (offs, values) = list_parts(f, arr)?;
+            check_values(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
+        }
+        Shape::Optional => {
+            let child = &f.children[0];
+            match arr.nulls().filter(|n| n.slice(a, b - a).null_count() > 0) {
+                None => check_values(child, cols, arr, a, b),
+                Some(nulls) => {
+                    for (s, e) in nulls.inner().slice(a, b - a).set_slices() {
+                        check_values(child, cols, arr, a + s, a + e)?;
+                    }
+                    Ok(())
+                }
+            }
+        }
+        Shape::Array(n) => {
+            no_nulls(f, arr, a, b)?;
+            let l = arr.as_fixed_size_list_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
+            let start = l.value_offset(a) as usize;
+            check_values(&f.children[0], cols, l.values().as_ref(), start, start + (b - a) * n as usize)
+        }
+        Shape::Record => {
+            no_nulls(f, arr, a, b)?;
+            let s = arr.as_struct_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
+            for (c, col) in f.children.iter().zip(s.columns()) {
+                check_values(c, cols, col.as_ref(), a, b)?;
+            }
+            Ok(())
+        }
+        Shape::Variant => {
+            let u = union_of(f, arr)?;
+            // Runs of consecutive positions per alternative, checked at once.
+            let mut runs: Vec<Option<(usize, usize)>> = vec![None; f.children.len()];
+            for i in a..b {
+                let tid = u.type_id(i);
+                let k = alternative_of(f, tid)?;
+                let pos = u.value_offset(i);
+                let child = u.child(tid);
+                if child.is_null(pos) {
+                    continue;
+                }
+                match runs[k] {
+                    Some((s, e)) if e == pos => runs[k] = Some((s, e + 1)),
+                    Some((s, e)) => {
+                        check_values(&f.children[k], cols, child.as_ref(), s, e)?;
+                        runs[k] = Some((pos, pos + 1));
+                    }
+                    None => runs[k] = Some((pos, pos + 1)),
+                }
+            }
+            for (k, run) in runs.into_iter().enumerate() {
+                if let Some((s, e)) = run {
+                    check_values(&f.children[k], cols, u.child(f.union_type_ids[k]).as_ref(), s, e)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Values of a `Real32Quant` leaf must lie in its range (NaN does not).
+fn check_quant_range(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usize, b: usize) -> Result<()> {
+    let spec = &cols[f.columns[0]].spec;
+    let Some((min, max)) = spec.value_range else {
+        return Ok(());
+    };
+    let outside = |x: f64| !(min <= x && x <= max);
+    let bad = if let Some(p) = arr.as_primitive_opt::<Float64Type>() {
+        p.values()[a..b].iter().position(|&x| outside(x))
+    } else if let Some(p) = arr.as_primitive_opt::<Float32Type>() {
+        p.values()[a..b].iter().position(|&x| outside(f64::from(x)))
+    } else {
+        None
+    };
+    match bad {
+        None => Ok(()),
+        Some(i) => Err(invalid(format!(
+            "field '{}': value {} of the field's values in the batch is outside the quantization range [{min}, {max}] \
+             of its Real32Quant column",
+            f.path,
+            a + i
+        ))),
     }
 }

@@ -23,7 +23,8 @@
 //! * `pages`: page buffers that grow, seal and stay within a budget;
 //! * `layout`: a cluster's pages grouped by column into `RBlob` keys, with
 //!   same-page merging;
-//! * `writer` ([`RNTupleWriter`]): clusters, cluster groups (page lists), footer, anchor.
+//! * `writer` ([`RNTupleWriter`]): clusters, cluster groups (page lists), footer, anchor;
+//! * `shared` ([`SharedFileWriter`]): a file shared by writers that own their handle.
 
 mod cpp;
 mod fill;
@@ -32,6 +33,7 @@ mod names;
 mod options;
 mod pages;
 mod plan;
+mod shared;
 mod writer;
 
 #[cfg(test)]
@@ -46,11 +48,12 @@ use rntuple_container::Anchor;
 use rntuple_format::{Error, Result};
 
 pub use options::{FieldOverride, RealEncoding, WriteOptions};
+pub use shared::SharedFileWriter;
 pub use writer::RNTupleWriter;
 
-/// What the engine needs from the container: [`FileWriter`], or an
-/// in-memory stand-in in the unit tests.
-pub(crate) trait BlobSink {
+/// What the engine needs from the container: [`FileWriter`],
+/// [`SharedFileWriter`], or an in-memory stand-in in the unit tests.
+pub(crate) trait BlobSink: Send {
     /// Writes `parts` back to back as one payload (split over keys when it
     /// exceeds the maximum key size); returns the payload's offset.
     /// `uncompressed_len` is recorded as the key's object length, as ROOT does.

@@ -148,7 +148,8 @@ pub struct FieldOverride {
     ///   signedness, `char` for Int8, `std::byte` for UInt8, `Double32_t`
     ///   for Float64; `std::string` for (Large)Utf8;
     /// * `std::vector<T>`, `ROOT::VecOps::RVec<T>`, `std::(unordered_)(multi)set<T>`
-    ///   for (Large)List; `std::array<T,N>` for FixedSizeList(N);
+    ///   for (Large)List; `std::(unordered_)(multi)map<K,V>` for Map or a
+    ///   (Large)List of two-member structs; `std::array<T,N>` for FixedSizeList(N);
     ///   `std::variant<…>` for a union with as many members;
     /// * `std::optional<T>` / `std::unique_ptr<T>` around any of them
     ///   (nulls become empty optionals); leaving it out of a nullable field

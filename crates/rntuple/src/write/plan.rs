@@ -11,6 +11,7 @@
 //! | Utf8, LargeUtf8 | `std::string` |
 //! | List, LargeList | `std::vector<T>` (untyped collection when `T` is untyped) |
 //! | FixedSizeList(N) | `std::array<T,N>` |
+//! | Map | `std::map<K,V>` (items `std::pair<K,V>` named `_0`, members `_0`, `_1`) |
 //! | Struct | untyped record (empty type name) |
 //! | Union (sparse or dense) | `std::variant<T…>`; a null value is the invalid (valueless) state |
 //! | nullable top-level field or struct member | `std::optional<T>` |
@@ -395,6 +396,14 @@ fn apply_real(f: &mut PlanField, enc: RealEncoding) -> Result<()> {
     Ok(())
 }
 
+/// A map field: a collection whose item `pair` is a `std::pair<K,V>`
+/// record; its type name is `tmpl<K,V>` (aliases kept as in
+/// [`template_names`]).
+fn map_node(name: &str, path: &str, tmpl: &str, pair: PlanField) -> PlanField {
+    let (type_name, alias) = template_names(tmpl, &pair.children, "");
+    node(name, path, Shape::Vector, type_name, alias, vec![pair])
+}
+
 fn child_path(path: &str, name: &str) -> String {
     format!("{path}.{name}")
 }
@@ -522,6 +531,28 @@ impl Builder<'_> {
                     Ok(node(name, path, Shape::Vector, t, a, vec![child]))
                 }
             }
+            DataType::Map(entries, _) => {
+                let DataType::Struct(members) = entries.data_type() else {
+                    return Err(self.unsupported(path, dt));
+                };
+                let cpath = child_path(path, "_0");
+                let mut kv = Vec::with_capacity(2);
+                for (k, m) in members.iter().enumerate() {
+                    let cname = format!("_{k}");
+                    kv.push(self.field(
+                        &cname,
+                        &child_path(&cpath, &cname),
+                        m.data_type(),
+                        false,
+                        None,
+                        false,
+                        false,
+                    )?);
+                }
+                let (t, a) = template_names("std::pair", &kv, "");
+                let child = node("_0", &cpath, Shape::Record, t, a, kv);
+                Ok(map_node(name, path, "std::map", child))
+            }
             DataType::FixedSizeList(item, n) => {
                 let size = u64::try_from(*n).ok().filter(|&n| n > 0).ok_or_else(|| {
                     invalid(format!("field '{path}': fixed-size list of size {n} cannot be a std::array"))
@@ -616,6 +647,19 @@ impl Builder<'_> {
                 }
                 _ => Err(mismatch(tmpl)),
             },
+            CppType::Map { tmpl, key, value } => {
+                let entries = match dt {
+                    DataType::Map(f, _) => f,
+                    DataType::List(f) | DataType::LargeList(f) if matches!(f.data_type(), DataType::Struct(m) if m.len() == 2) => {
+                        f
+                    }
+                    _ => return Err(mismatch(&format!("{tmpl}<…> (a map or a list of two-member structs)"))),
+                };
+                let pair = CppType::Tuple { tmpl: "std::pair", items: vec![*key, *value] };
+                let cpath = child_path(path, "_0");
+                let child = self.field("_0", &cpath, entries.data_type(), false, Some(pair), false, false)?;
+                Ok(map_node(name, path, tmpl, child))
+            }
             CppType::Array { size, item } => match dt {
                 DataType::FixedSizeList(f, n) if i64::from(*n) == size as i64 => {
                     let cpath = child_path(path, "_0");

@@ -388,3 +388,92 @@ fn bytes_do_not_depend_on_the_number_of_threads() {
     assert_eq!(one, data(3));
     assert_eq!(one, data(8));
 }
+
+#[test]
+fn maps_are_collections_of_pairs() {
+    use arrow_array::builder::{Float32Builder, Int32Builder, MapBuilder};
+    // An Arrow map: std::map<K,V> by default.
+    let mut m = MapBuilder::new(None, StringBuilder::new(), Float32Builder::new());
+    for (k, v) in [("a", 1.0), ("b", 2.0)] {
+        m.keys().append_value(k);
+        m.values().append_value(v);
+    }
+    m.append(true).unwrap();
+    m.append(true).unwrap();
+    m.keys().append_value("c");
+    m.values().append_value(3.0);
+    m.append(true).unwrap();
+    let b = one("m", m.finish(), false);
+    let mut sink = MemorySink::new(1 << 30);
+    write(&mut sink, std::slice::from_ref(&b), &HashMap::new(), WriteOptions { compression: 0, ..Default::default() });
+    let (header, _, lists) = sink.read("t");
+    let f = &header.schema.fields;
+    let names: Vec<(&str, &str)> = f.iter().map(|f| (f.name.as_str(), f.type_name.as_str())).collect();
+    assert_eq!(
+        names,
+        [
+            ("m", "std::map<std::string,float>"),
+            ("_0", "std::pair<std::string,float>"),
+            ("_0", "std::string"),
+            ("_1", "float")
+        ]
+    );
+    let ColumnValues::Index(idx) = sink.column(&header, &lists, 0) else { panic!() };
+    assert_eq!(idx, [2, 2, 3]);
+    // A list of two-member structs with a map type name.
+    let pair = DataType::Struct(
+        vec![Field::new("key", DataType::Int32, false), Field::new("value", DataType::Float32, false)].into(),
+    );
+    let mut l = ListBuilder::new(arrow_array::builder::StructBuilder::from_fields(
+        match &pair {
+            DataType::Struct(f) => f.clone(),
+            _ => unreachable!(),
+        },
+        0,
+    ))
+    .with_field(Field::new("item", pair, false));
+    for i in 0..3 {
+        let s = l.values();
+        s.field_builder::<Int32Builder>(0).unwrap().append_value(i);
+        s.field_builder::<Float32Builder>(1).unwrap().append_value(i as f32);
+        s.append(true);
+        l.append(true);
+    }
+    let b = one("u", l.finish(), false);
+    let ov: HashMap<String, FieldOverride> =
+        [("u".to_string(), FieldOverride::type_name("std::unordered_map<int, float>"))].into();
+    let mut sink = MemorySink::new(1 << 30);
+    write(&mut sink, &[b], &ov, WriteOptions::default());
+    let (header, _, _) = sink.read("t");
+    assert_eq!(header.schema.fields[0].type_name, "std::unordered_map<std::int32_t,float>");
+    assert_eq!(header.schema.fields[1].type_name, "std::pair<std::int32_t,float>");
+}
+
+#[test]
+fn check_batch_refuses_bad_values_and_keeps_the_writer_usable() {
+    let mut sink = MemorySink::new(1 << 30);
+    let b = one("x", Int32Array::from(vec![1, 2]), false);
+    let nulls = one("x", Int32Array::from(vec![Some(1), None]), true);
+    let no_optionals = WriteOptions { nullable_as_optional: false, ..Default::default() };
+    let mut w = RNTupleWriter::with_sink(&mut sink, "t", &b.schema(), &HashMap::new(), no_optionals).unwrap();
+    let e = w.check_batch(&nulls).unwrap_err().to_string();
+    assert!(e.contains("null"), "{e}");
+    w.check_batch(&b).unwrap();
+    w.write_batch(&b).unwrap();
+    w.close().unwrap();
+    // Quantization ranges, nested in a list.
+    let mut l = ListBuilder::new(arrow_array::builder::Float64Builder::new());
+    l.values().append_slice(&[0.0, 0.5]);
+    l.append(true);
+    l.values().append_slice(&[1.5]);
+    l.append(true);
+    let b = one("q", l.finish(), false);
+    let ov: HashMap<String, FieldOverride> =
+        [("q._0".to_string(), FieldOverride::real(RealEncoding::Real32Quant { bits: 8, min: 0.0, max: 1.0 }))].into();
+    let w = RNTupleWriter::with_sink(&mut sink, "q", &b.schema(), &ov, WriteOptions::default()).unwrap();
+    let e = w.check_batch(&b).unwrap_err().to_string();
+    assert!(e.contains("'q._0'") && e.contains("value 2"), "{e}");
+    assert!(w.check_batch(&b.slice(0, 1)).is_ok());
+    // Strings that are not UTF-8 need unchecked (unsafe) construction: the
+    // Python tests cover them with arrays imported over the C data interface.
+}

@@ -1,0 +1,671 @@
+"""Writing RNTuples: ``rntuple.recreate(path)``.
+
+>>> with rntuple.recreate("out.root") as f:
+...     f["Events"] = events                        # awkward, pyarrow, pandas, dict of arrays
+...     with f.mkrntuple("More", first_batch, compression="lz4") as w:
+...         for batch in batches:
+...             w.extend(batch)
+
+The data are converted to Arrow record batches here and written by the Rust
+engine (``rntuple::write``) with the GIL released.
+
+A file is complete only when it is closed: until then it starts with a
+placeholder instead of a ROOT file header. An exception that leaves the
+file's ``with`` block abandons the file (it stays incomplete: ROOT, uproot and
+``rntuple.open`` refuse it); an exception that leaves an RNTuple writer's
+``with`` block abandons that RNTuple (it will not be in the file).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import awkward as ak
+import numpy as np
+import pyarrow as pa
+
+from . import _lib
+from ._filters import parse_memory_size
+
+__all__ = ["RNTupleWriter", "WritableFile", "compression_setting", "recreate"]
+
+WriteError = _lib.WriteError
+
+# ROOT's compression algorithms (``ROOT::RCompressionSetting::EAlgorithm``)
+# and the level each gets by default (``EDefaults``: 101, 207, 404, 505).
+_ALGORITHMS = {"zlib": 1, "lzma": 2, "lz4": 4, "zstd": 5}
+_DEFAULT_LEVELS = {1: 1, 2: 7, 4: 4, 5: 5}
+_NO_COMPRESSION = ("none", "uncompressed", "off")
+
+_SIZE_OPTIONS = (
+    "approx_zipped_cluster_size",
+    "max_unzipped_cluster_size",
+    "initial_unzipped_page_size",
+    "max_unzipped_page_size",
+    "page_buffer_budget",
+)
+_BOOL_OPTIONS = ("page_checksums", "same_page_merging", "index32")
+_INT_OPTIONS = ("cluster_group_size", "compression_threads")
+_OPTIONS = (*_SIZE_OPTIONS, *_BOOL_OPTIONS, *_INT_OPTIONS, "description", "compression", "compression_level")
+
+# representations={...}: name -> (override key, value) or a real encoding with its arguments
+_REAL_ENCODINGS = {"real16": "Real16", "real32": "Real32", "real32trunc": "Real32Trunc", "real32quant": "Real32Quant"}
+_REAL_ARITY = {"Real16": 0, "Real32": 0, "Real32Trunc": 1, "Real32Quant": 3, "Double32_t": 0}
+
+
+def compression_setting(compression: int | str | None | Any, level: int | None = None) -> int:
+    """ROOT's compression setting (``algorithm * 100 + level``) of ``compression``.
+
+    ``compression`` is a setting (``505``), an algorithm name (``"zstd"``,
+    ``"zlib"``, ``"lzma"``, ``"lz4"``, ``"none"``/``None``) or an uproot
+    compression object (``uproot.ZSTD(5)``); ``level`` replaces its level
+    (names without a level get ROOT's default: zstd 5, zlib 1, lzma 7, lz4 4).
+    """
+    if compression is None:
+        compression = "none"
+    code = getattr(compression, "code", None)
+    if isinstance(code, int) and not isinstance(compression, int):
+        compression = code
+    if isinstance(compression, bool):
+        raise TypeError(f"compression must be a setting like 505 or a name like 'zstd', not {compression!r}")
+    if isinstance(compression, str):
+        name = compression.strip().lower()
+        if name in _NO_COMPRESSION:
+            return 0
+        if name not in _ALGORITHMS:
+            raise WriteError(
+                f"unknown compression algorithm {compression!r}; use one of "
+                f"{', '.join(repr(a) for a in [*_ALGORITHMS, 'none'])} or a setting like 505"
+            )
+        algorithm = _ALGORITHMS[name]
+        return algorithm * 100 + (_DEFAULT_LEVELS[algorithm] if level is None else _level(level))
+    if isinstance(compression, int | np.integer):
+        setting = int(compression)
+        if setting < 0:
+            raise WriteError(f"compression setting {setting} is negative")
+        if level is None or setting == 0:
+            return setting
+        return (setting // 100) * 100 + _level(level)
+    raise TypeError(f"compression must be a setting like 505 or a name like 'zstd', not {compression!r}")
+
+
+def _level(level: Any) -> int:
+    if isinstance(level, bool) or not isinstance(level, int | np.integer) or not 1 <= int(level) <= 99:
+        raise WriteError(f"compression_level must be an integer from 1 to 99, not {level!r}")
+    return int(level)
+
+
+def _options(
+    options: Mapping[str, Any], defaults: Mapping[str, Any] | None = None, compression: int = 505
+) -> dict[str, Any]:
+    """Checks keyword options and converts them to what ``_lib`` takes; ``compression``: the base
+    setting that ``compression_level`` alone modifies."""
+    merged = {**(defaults or {}), **options}
+    out: dict[str, Any] = {}
+    for key, value in merged.items():
+        if key not in _OPTIONS:
+            raise TypeError(f"unknown write option {key!r}; the options are: {', '.join(_OPTIONS)}")
+        if key in ("compression", "compression_level"):
+            continue
+        if key in _SIZE_OPTIONS:
+            try:
+                out[key] = parse_memory_size(value)
+            except (TypeError, ValueError) as err:
+                raise WriteError(f"{key}: {err}") from None
+            if out[key] < 0:
+                raise WriteError(f"{key} must not be negative, not {value!r}")
+        elif key in _BOOL_OPTIONS:
+            if not isinstance(value, bool | np.bool_):
+                raise TypeError(f"{key} must be True or False, not {value!r}")
+            out[key] = bool(value)
+        elif key in _INT_OPTIONS:
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+                raise WriteError(f"{key} must be a non-negative integer, not {value!r}")
+            out[key] = int(value)
+        else:  # description
+            if not isinstance(value, str):
+                raise TypeError(f"description must be a string, not {value!r}")
+            out[key] = value
+    if "compression" in merged or "compression_level" in merged:
+        out["compression"] = compression_setting(
+            merged.get("compression", compression), merged.get("compression_level")
+        )
+    return out
+
+
+def _overrides(types: Mapping[str, str] | None, representations: Mapping[str, Any] | None) -> dict[str, dict]:
+    """``types`` and ``representations`` as the per-field overrides ``_lib`` takes."""
+    out: dict[str, dict] = {}
+    for path, type_name in (types or {}).items():
+        if not isinstance(path, str) or not isinstance(type_name, str):
+            raise TypeError(f"types maps field paths to C++ type names (strings), not {path!r}: {type_name!r}")
+        out.setdefault(path, {})["type"] = type_name
+    for path, reps in (representations or {}).items():
+        if not isinstance(path, str):
+            raise TypeError(f"representations maps field paths (strings) to representations, not {path!r}")
+        spec = out.setdefault(path, {})
+        items = [reps] if isinstance(reps, str | tuple) else list(reps)
+        for rep in items:
+            _add_representation(path, rep, spec)
+    return out
+
+
+def _add_representation(path: str, rep: Any, spec: dict) -> None:
+    if isinstance(rep, str):
+        name, args = rep, ()
+    elif isinstance(rep, tuple) and rep and isinstance(rep[0], str):
+        name, args = rep[0], rep[1:]
+    else:
+        raise TypeError(
+            f"field {path!r}: a representation is a name ('Real16', 'Index32', 'split', ...) or a tuple "
+            f"('Real32Trunc', bits) / ('Real32Quant', bits, min, max), not {rep!r}"
+        )
+    key = name.strip().lower().replace("_", "")
+    if key in ("split", "unsplit"):
+        simple = ("split", key == "split")
+    elif key in ("index32", "index64"):
+        simple = ("index32", key == "index32")
+    else:
+        simple = None
+    if simple is not None:
+        if args:
+            raise WriteError(f"field {path!r}: representation {name!r} takes no arguments")
+        spec[simple[0]] = simple[1]
+        return
+    kind = "Double32_t" if key in ("double32t", "double32") else _REAL_ENCODINGS.get(key)
+    if kind is None:
+        raise WriteError(
+            f"field {path!r}: unknown representation {name!r}; use 'Real16', 'Real32', ('Real32Trunc', bits), "
+            "('Real32Quant', bits, min, max), 'Double32_t', 'Index32', 'Index64', 'split' or 'unsplit'"
+        )
+    if len(args) != _REAL_ARITY[kind]:
+        shape = {"Real32Trunc": "('Real32Trunc', bits)", "Real32Quant": "('Real32Quant', bits, min, max)"}
+        raise WriteError(f"field {path!r}: {kind} is written {shape.get(kind, repr(kind))}, not {rep!r}")
+    bits, lo, hi = 0, 0.0, 0.0
+    if kind == "Real32Trunc":
+        bits = _bits(path, args[0])
+    elif kind == "Real32Quant":
+        bits = _bits(path, args[0])
+        try:
+            lo, hi = float(args[1]), float(args[2])
+        except (TypeError, ValueError):
+            raise WriteError(f"field {path!r}: the Real32Quant range must be two numbers, not {args[1:]!r}") from None
+    if "real" in spec:
+        raise WriteError(f"field {path!r} has two floating-point representations")
+    spec["real"] = (kind, bits, lo, hi)
+
+
+def _bits(path: str, bits: Any) -> int:
+    if isinstance(bits, bool) or not isinstance(bits, int | np.integer) or not 0 < bits < 65536:
+        raise WriteError(f"field {path!r}: bits must be a positive integer, not {bits!r}")
+    return int(bits)
+
+
+# ---------------------------------------------------------------------------
+# data -> Arrow
+# ---------------------------------------------------------------------------
+
+
+def _is_type_spec(value: Any) -> bool:
+    if isinstance(value, type):
+        return issubclass(value, np.generic)
+    return isinstance(value, str | np.dtype | ak.types.Type)
+
+
+def _empty_of_type(name: str, spec: Any) -> ak.Array:
+    """A zero-length awkward array of the type ``spec`` (datashape string, numpy dtype or awkward type)."""
+    try:
+        if isinstance(spec, ak.types.ArrayType):
+            spec = spec.content
+        elif isinstance(spec, str):
+            spec = ak.types.from_datashape(spec, highlevel=False)
+        elif not isinstance(spec, ak.types.Type):
+            spec = ak.types.from_datashape(str(np.dtype(spec)), highlevel=False)
+        return ak.Array(ak.forms.from_type(spec).length_zero_array())
+    except Exception as err:
+        raise WriteError(f"column {name!r}: cannot use {spec!r} as a type ({err})") from None
+
+
+def _to_awkward(name: str, value: Any) -> ak.Array:
+    if isinstance(value, ak.Array):
+        return value
+    if isinstance(value, pa.Array | pa.ChunkedArray):
+        return ak.from_arrow(value)
+    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):  # pandas Series
+        value = value.to_numpy()
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            return ak.from_iter(value.tolist())
+        return ak.from_numpy(value)
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
+        return ak.from_iter(value)
+    raise TypeError(f"column {name!r}: cannot write a {type(value).__name__}; give an array (numpy, awkward, pyarrow)")
+
+
+def _from_awkward(array: ak.Array) -> pa.Table:
+    if not array.fields or array.ndim != 1:
+        raise TypeError(
+            f"an awkward array to write must be a record array (its fields are the RNTuple's fields), not of "
+            f"type {array.type}; write {{'name': array}} for a single field"
+        )
+    try:
+        # Packed first: awkward 2.x converts a masked list (ak.mask of strings, sliced) whose offsets do
+        # not start at 0 into an Arrow array with wrong offsets.
+        packed = ak.to_packed(array)
+        return ak.to_arrow_table(packed, extensionarray=False, categorical_as_dictionary=False)
+    except (TypeError, ValueError) as err:
+        raise WriteError(f"cannot convert the awkward array of type {array.type} to Arrow: {err}") from None
+
+
+def _from_mapping(data: Mapping[str, Any]) -> tuple[pa.Table, bool]:
+    for key in data:
+        if not isinstance(key, str):
+            raise TypeError(f"the columns of a dict must be named by strings, not {key!r}")
+    if data and all(isinstance(v, pa.Array | pa.ChunkedArray) for v in data.values()):
+        return pa.table(dict(data)), False
+    columns = {k: _to_awkward(k, v) for k, v in data.items()}
+    lengths = {k: len(v) for k, v in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise WriteError(f"the columns have different lengths: {lengths}")
+    if not columns:
+        raise WriteError("no columns to write")
+    return _from_awkward(ak.zip(columns, depth_limit=1)), True
+
+
+def _from_pandas(frame: Any) -> pa.Table:
+    """The columns of a DataFrame (not its index). NaN stays a float value; missing values are
+    ``None``/``pd.NA`` (pandas' nullable dtypes)."""
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) != len(names):
+        raise WriteError(f"the DataFrame has duplicate column names: {names}")
+    arrays = []
+    for i, name in enumerate(names):
+        try:
+            arrays.append(pa.array(frame.iloc[:, i], from_pandas=False))
+        except (pa.ArrowException, TypeError, ValueError) as err:
+            raise WriteError(f"column {name!r} of the DataFrame cannot be converted to Arrow: {err}") from None
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _to_table(data: Any) -> tuple[pa.Table, bool]:
+    """``data`` as an Arrow table, and whether its nullability is meant (awkward: option types) or not."""
+    if isinstance(data, pa.Table):
+        return data, False
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data]), False
+    if isinstance(data, ak.Array):
+        return _from_awkward(data), True
+    if isinstance(data, Mapping):
+        return _from_mapping(data)
+    module = type(data).__module__.split(".")[0]
+    if module == "pandas" and hasattr(data, "columns"):
+        return _from_pandas(data), False
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.table(data), False
+    if hasattr(data, "__arrow_c_array__"):
+        return pa.Table.from_batches([pa.record_batch(data)]), False
+    raise TypeError(
+        f"cannot write a {type(data).__name__}: give an awkward record array, a pyarrow Table or RecordBatch, "
+        "a pandas DataFrame, or a dict of arrays"
+    )
+
+
+def _decode_dictionaries(table: pa.Table) -> pa.Table:
+    """Dictionary-encoded columns (pandas categoricals) as their values."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            column = table.column(i).cast(field.type.value_type)
+            table = table.set_column(i, pa.field(field.name, column.type, field.nullable), column)
+    return table
+
+
+def _null_paths(array: pa.Array, path: str, out: set[str]) -> None:
+    """Adds ``path`` and the paths below it whose values hold nulls (the only nulls that matter)."""
+    if array.null_count:
+        out.add(path)
+    t = array.type
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        _null_paths(array.flatten(), path + "._0", out)
+    elif pa.types.is_map(t):
+        _null_paths(array.keys, path + "._0._0", out)
+        _null_paths(array.items, path + "._0._1", out)
+    elif pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            _null_paths(array.field(i), f"{path}.{t.field(i).name}", out)
+
+
+def _tighten(field: pa.Field, path: str, nulls: set[str]) -> pa.Field:
+    """``field`` nullable only where the data hold nulls."""
+    t = field.type
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        item = _tighten(t.value_field, path + "._0", nulls)
+        if pa.types.is_fixed_size_list(t):
+            t = pa.list_(item, t.list_size)
+        else:
+            t = pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item)
+    elif pa.types.is_struct(t):
+        t = pa.struct([_tighten(t.field(i), f"{path}.{t.field(i).name}", nulls) for i in range(t.num_fields)])
+    return pa.field(field.name, t, field.nullable and path in nulls, field.metadata)
+
+
+def _declared_schema(table: pa.Table, exact: bool) -> pa.Schema:
+    """The schema an RNTuple is declared with: awkward's nullability as is (option types); for other
+    sources, where Arrow marks almost everything nullable, a field is nullable (``std::optional``)
+    only if the data hold nulls in it."""
+    if exact:
+        schema = table.schema
+    else:
+        nulls: set[str] = set()
+        for i, name in enumerate(table.column_names):
+            for chunk in table.column(i).chunks:
+                _null_paths(chunk, name, nulls)
+        schema = pa.schema([_tighten(f, f.name, nulls) for f in table.schema], metadata=table.schema.metadata)
+    for field in schema:
+        if _has_null_type(field.type):
+            raise WriteError(
+                f"field {field.name!r} has no type (Arrow type {field.type}: only empty lists or only "
+                "missing values?); give data of the intended type or declare it with a schema"
+            )
+    return schema
+
+
+def _has_null_type(t: pa.DataType) -> bool:
+    if pa.types.is_null(t):
+        return True
+    return any(_has_null_type(t.field(i).type) for i in range(t.num_fields)) if t.num_fields else False
+
+
+def _conform(table: pa.Table, schema: pa.Schema, name: str) -> pa.Table:
+    """``table`` with its columns in the order of ``schema`` (same names required), and columns
+    without a type (only empty lists or nulls, Arrow type null inside) cast to the declared type."""
+    names = table.column_names
+    wanted = schema.names
+    if names != wanted:
+        if sorted(names) != sorted(wanted):
+            missing = [n for n in wanted if n not in names]
+            extra = [n for n in names if n not in wanted]
+            raise WriteError(
+                f"the batch does not have the fields of RNTuple {name!r}"
+                + (f"; missing: {missing}" if missing else "")
+                + (f"; not in the RNTuple: {extra}" if extra else "")
+            )
+        table = table.select(wanted)
+    for i, field in enumerate(schema):
+        column = table.column(i)
+        if column.type != field.type and _has_null_type(column.type):
+            try:
+                column = column.cast(field.type)
+            except (pa.ArrowException, TypeError, ValueError):
+                continue  # the writer reports the mismatch
+            table = table.set_column(i, pa.field(field.name, field.type, table.schema.field(i).nullable), column)
+    return table
+
+
+# ---------------------------------------------------------------------------
+# writers
+# ---------------------------------------------------------------------------
+
+
+class RNTupleWriter:
+    """One RNTuple being written; made by ``WritableFile.mkrntuple``.
+
+    ``extend(batch)`` appends entries; ``close()`` (or leaving its ``with``
+    block) writes the RNTuple's footer and anchor. An exception that leaves
+    the ``with`` block abandons the RNTuple: it will not be in the file.
+    """
+
+    def __init__(self, inner: _lib.RNTupleWriter, file: WritableFile) -> None:
+        self._inner = inner
+        self._file = file
+        self._schema: pa.Schema = pa.schema(inner.schema)
+
+    def __repr__(self) -> str:
+        state = f"{self.state}, {self.num_entries} entries"
+        return f"<rntuple.RNTupleWriter {self.name!r} in {self._file.path!r} ({state})>"
+
+    def __enter__(self) -> RNTupleWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abandon()
+
+    @property
+    def name(self) -> str:
+        """The RNTuple's path in the file (``"dir/Events"``)."""
+        return self._inner.name
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema the RNTuple was declared with (nullable fields are ``std::optional``)."""
+        return self._schema
+
+    @property
+    def state(self) -> str:
+        """``"open"``, ``"closed"``, ``"abandoned"`` or ``"failed"``."""
+        return self._inner.state
+
+    @property
+    def closed(self) -> bool:
+        return self.state != "open"
+
+    @property
+    def num_entries(self) -> int:
+        """Entries written so far."""
+        return self._inner.num_entries
+
+    def extend(self, data: Any) -> None:
+        """Appends the entries of ``data`` (the kinds ``mkrntuple`` takes), with the RNTuple's fields.
+
+        Columns are matched by name. A batch whose types or values do not fit
+        (another type, nulls in a field that is not ``std::optional``, strings
+        that are not UTF-8, values outside a Real32Quant range) is refused as a
+        whole with a ``WriteError`` and the writer stays usable; a failure
+        while writing (I/O) marks it failed.
+        """
+        table, _ = _to_table(data)
+        table = _conform(_decode_dictionaries(table), self._schema, self.name)
+        for batch in table.to_batches():
+            self._inner.extend(batch)
+
+    def commit_cluster(self) -> None:
+        """Ends the current cluster here (clusters otherwise end by size)."""
+        self._inner.commit_cluster()
+
+    def close(self) -> None:
+        """Writes the RNTuple's last cluster, page lists, footer and anchor (no-op when closed)."""
+        self._inner.close()
+
+    def abandon(self) -> None:
+        """Gives the RNTuple up: it will not be in the file (its bytes written so far stay as dead space)."""
+        self._inner.abandon()
+
+
+class WritableFile:
+    """A ROOT file being written; made by ``rntuple.recreate``.
+
+    ``file["Events"] = data`` writes an RNTuple in one go;
+    ``file.mkrntuple("Events", schema_or_data, **options)`` returns an
+    ``RNTupleWriter`` to fill batch by batch. The file is complete when it is
+    closed (``close()`` or the end of its ``with`` block), which also closes
+    the RNTuple writers still open. An exception that leaves the ``with`` block
+    abandons the file instead: it keeps a placeholder header and every reader
+    (ROOT, uproot, ``rntuple.open``) refuses it as not completed.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        compression: int | str | None = 505,
+        compression_level: int | None = None,
+        max_key_size: int | str | None = None,
+        **options: Any,
+    ) -> None:
+        self._path = os.fspath(path)
+        setting = compression_setting(compression, compression_level)
+        _options(options)  # refuse bad options before creating the file
+        self._defaults = dict(options)
+        key_size = None if max_key_size is None else parse_memory_size(max_key_size)
+        self._inner: _lib.FileWriter | None = _lib.FileWriter(self._path, setting, key_size)
+        self._compression = setting
+        self._writers: list[RNTupleWriter] = []
+
+    def __repr__(self) -> str:
+        state = "open" if self._inner is not None and self._inner.is_open else "closed"
+        return f"<rntuple.WritableFile {self._path!r} ({state})>"
+
+    def __enter__(self) -> WritableFile:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abandon()
+
+    def __del__(self) -> None:
+        inner = getattr(self, "_inner", None)
+        if inner is not None and inner.is_open:
+            warnings.warn(
+                f"rntuple: {self._path!r} was not closed and is left incomplete (unreadable); "
+                "use `with rntuple.recreate(...)` or close()",
+                ResourceWarning,
+                stacklevel=2,
+            )
+            inner.abandon()
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def compression(self) -> int:
+        """The file's compression setting, the default of its RNTuples."""
+        return self._compression
+
+    @property
+    def closed(self) -> bool:
+        return self._inner is None or not self._inner.is_open
+
+    @property
+    def _lib_file(self) -> _lib.FileWriter:
+        if self._inner is None or not self._inner.is_open:
+            raise ValueError(f"file {self._path!r} is closed")
+        return self._inner
+
+    def mkrntuple(
+        self,
+        name: str,
+        data_or_schema: Any,
+        *,
+        types: Mapping[str, str] | None = None,
+        representations: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> RNTupleWriter:
+        """Starts the RNTuple ``name`` (``"dir/name"``: in subdirectory ``dir``).
+
+        ``data_or_schema`` fixes its fields: a ``pyarrow.Schema`` (taken as is:
+        nullable fields become ``std::optional``), a dict of types
+        (``{"pt": "var * float32", "n": np.int32}``: awkward datashapes, numpy
+        dtypes), or data of any kind ``extend`` takes, of which only the types
+        are used (nothing is written): for awkward, option types become
+        ``std::optional``; for pyarrow and pandas, nullable columns become
+        ``std::optional`` only if they hold nulls.
+
+        ``types`` maps field paths (``"jets"``, ``"jets._0.pt"``) to C++ types
+        (``"std::map<std::string,float>"``, ``"ROOT::VecOps::RVec<float>"``,
+        ``"std::optional<double>"``, a class name for a record, ...);
+        ``representations`` maps field paths to column representations:
+        ``"Real16"``, ``"Real32"``, ``("Real32Trunc", bits)``, ``("Real32Quant",
+        bits, min, max)``, ``"Double32_t"``, ``"Index32"``/``"Index64"``,
+        ``"split"``/``"unsplit"`` (several in a list).
+
+        ``options`` (default: the file's): ``compression`` (setting or name),
+        ``compression_level``, ``approx_zipped_cluster_size``,
+        ``max_unzipped_cluster_size``, ``initial_unzipped_page_size``,
+        ``max_unzipped_page_size`` (sizes as ints or strings like ``"1 MiB"``),
+        ``page_buffer_budget``, ``page_checksums``, ``same_page_merging``,
+        ``cluster_group_size``, ``description``, ``index32``,
+        ``compression_threads``.
+        """
+        file = self._lib_file
+        if not isinstance(name, str):
+            raise TypeError(f"an RNTuple name must be a string, not {name!r}")
+        if isinstance(data_or_schema, pa.Schema):
+            schema = data_or_schema
+        else:
+            if (
+                isinstance(data_or_schema, Mapping)
+                and data_or_schema
+                and all(_is_type_spec(v) for v in data_or_schema.values())
+            ):
+                data_or_schema = {k: _empty_of_type(k, v) for k, v in data_or_schema.items()}
+            table, exact = _to_table(data_or_schema)
+            schema = _declared_schema(_decode_dictionaries(table), exact)
+        opts = _options(options, self._defaults, self._compression)
+        overrides = _overrides(types, representations)
+        inner = file.rntuple(name.strip("/"), schema, overrides, opts)
+        writer = RNTupleWriter(inner, self)
+        self._writers.append(writer)
+        return writer
+
+    def __setitem__(self, name: str, data: Any) -> None:
+        """Writes ``data`` as the RNTuple ``name`` with the file's default options."""
+        with self.mkrntuple(name, data) as writer:
+            writer.extend(data)
+
+    def close(self) -> None:
+        """Closes the RNTuple writers still open and completes the file (no-op when closed).
+
+        If that fails, the file is abandoned (left incomplete) and the error raised.
+        """
+        if self._inner is None or not self._inner.is_open:
+            return
+        try:
+            for w in self._writers:
+                if w.state == "open":
+                    w.close()
+            self._inner.finish()
+        except BaseException:
+            self.abandon()
+            raise
+        finally:
+            self._writers = []
+
+    def abandon(self) -> None:
+        """Gives the file up without completing it: every reader refuses it as not completed."""
+        for w in self._writers:
+            w.abandon()
+        self._writers = []
+        if self._inner is not None:
+            self._inner.abandon()
+
+
+def recreate(
+    path: str | os.PathLike[str],
+    *,
+    compression: int | str | None = 505,
+    compression_level: int | None = None,
+    max_key_size: int | str | None = None,
+    **options: Any,
+) -> WritableFile:
+    """Creates (or replaces) the ROOT file ``path`` for writing RNTuples.
+
+    ``compression`` (a ROOT setting like ``505``, or ``"zstd"``, ``"zlib"``,
+    ``"lzma"``, ``"lz4"``, ``"none"`` with ``compression_level``) is the file's
+    and the default of its RNTuples; ``max_key_size`` the largest payload of
+    one key (ROOT's default 1 GiB); other ``options`` (see
+    ``WritableFile.mkrntuple``) are defaults of its RNTuples.
+
+    >>> with rntuple.recreate("out.root", compression="lz4") as f:
+    ...     f["Events"] = ak.Array({"pt": [[1.0, 2.0], []]})
+    """
+    return WritableFile(
+        path, compression=compression, compression_level=compression_level, max_key_size=max_key_size, **options
+    )

@@ -1,0 +1,357 @@
+//! Writing bindings: `FileWriter` (one ROOT file being written) and
+//! `RNTupleWriter` (one RNTuple in it). The `rntuple` package converts the
+//! user's data to Arrow record batches (`rntuple._write`); they arrive here
+//! through the Arrow PyCapsule interface and are written with the GIL
+//! released.
+//!
+//! A file is complete only after `FileWriter.finish()`; `abandon()` (what the
+//! package calls when an exception leaves a `with` block) leaves it marked
+//! incomplete, so that no reader takes it for a valid file.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+use arrow_schema::SchemaRef;
+use pyo3::exceptions::{PyFileNotFoundError, PyIOError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3_arrow::{PyRecordBatch, PySchema};
+use rntuple::write::{FieldOverride, RNTupleWriter, RealEncoding, SharedFileWriter, WriteOptions};
+use rntuple_container::write::WriterOptions;
+use rntuple_format::Error;
+
+use crate::{RNTupleError, UnsupportedError};
+
+/// `rntuple.WriteError`: a subclass of both `RNTupleError` and `ValueError`,
+/// created at module initialization (PyO3 exceptions have a single base).
+static WRITE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// Creates `WriteError` and adds it to the module.
+pub(crate) fn add_write_error(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let bases = PyTuple::new(py, [py.get_type::<RNTupleError>().into_any(), py.get_type::<PyValueError>().into_any()])?;
+    let ns = PyDict::new(py);
+    ns.set_item("__doc__", "Data, names, types or options that cannot be written as asked (also a ValueError).")?;
+    ns.set_item("__module__", "rntuple._lib")?;
+    let cls = py.get_type::<PyType>().call1(("WriteError", bases, ns))?.cast_into::<PyType>()?;
+    m.add("WriteError", &cls)?;
+    let _ = WRITE_ERROR.set(py, cls.unbind());
+    Ok(())
+}
+
+fn write_error(py: Python<'_>, msg: String) -> PyErr {
+    match WRITE_ERROR.get(py) {
+        Some(t) => PyErr::from_type(t.bind(py).clone(), msg),
+        None => PyValueError::new_err(msg),
+    }
+}
+
+/// Errors of writing: user errors are `WriteError`s.
+fn to_py_write(py: Python<'_>, e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::InvalidArgument { .. } => write_error(py, msg),
+        Error::Unsupported { .. } => UnsupportedError::new_err(msg),
+        Error::Io { source, .. } => match source.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+            _ => PyIOError::new_err(msg),
+        },
+        _ => RNTupleError::new_err(msg),
+    }
+}
+
+/// What goes wrong with the GIL released, turned into a Python exception
+/// once it is held again.
+enum Failure {
+    Rust(Error),
+    /// A writer used in a state that does not allow it (a `ValueError`).
+    State(String),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Rust(e)
+    }
+}
+
+impl Failure {
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::Rust(e) => to_py_write(py, e),
+            Failure::State(msg) => PyValueError::new_err(msg),
+        }
+    }
+}
+
+/// A ROOT file being written.
+#[pyclass(module = "rntuple._lib", name = "FileWriter", frozen)]
+pub(crate) struct PyFileWriter {
+    inner: SharedFileWriter,
+    compression: u32,
+}
+
+#[pymethods]
+impl PyFileWriter {
+    /// Creates (or truncates) the file.
+    #[new]
+    #[pyo3(signature = (path, compression = 505, max_key_size = None))]
+    fn new(py: Python<'_>, path: PathBuf, compression: u32, max_key_size: Option<u64>) -> PyResult<Self> {
+        let mut options = WriterOptions { compression, ..Default::default() };
+        if let Some(m) = max_key_size {
+            options.max_key_size = m;
+        }
+        let inner = py.detach(|| SharedFileWriter::create(&path, options)).map_err(|e| to_py_write(py, e))?;
+        Ok(PyFileWriter { inner, compression })
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.inner.path().to_path_buf()
+    }
+
+    /// The file's compression setting (the default of its RNTuples).
+    #[getter]
+    fn compression(&self) -> u32 {
+        self.compression
+    }
+
+    /// Whether the file is neither finished nor abandoned.
+    #[getter]
+    fn is_open(&self) -> bool {
+        self.inner.is_open()
+    }
+
+    /// Starts the RNTuple `name` (`"dir/name"` for a subdirectory) with the
+    /// Arrow `schema`. `overrides`: {field path: {"type": str, "split": bool,
+    /// "index32": bool, "real": (kind, bits, min, max)}}; `options`: the
+    /// `WriteOptions` fields by name.
+    #[pyo3(signature = (name, schema, overrides, options))]
+    fn rntuple(
+        &self,
+        py: Python<'_>,
+        name: String,
+        schema: PySchema,
+        overrides: &Bound<'_, PyDict>,
+        options: &Bound<'_, PyDict>,
+    ) -> PyResult<PyRNTupleWriter> {
+        let overrides = parse_overrides(overrides)?;
+        let options = parse_options(options, self.compression)?;
+        let schema: SchemaRef = schema.into_inner();
+        let file = self.inner.clone();
+        let writer = py
+            .detach(|| RNTupleWriter::new_shared(&file, &name, &schema, &overrides, options))
+            .map_err(|e| to_py_write(py, e))?;
+        Ok(PyRNTupleWriter { inner: Mutex::new(State::Open(Box::new(writer))), name, schema })
+    }
+
+    /// Completes the file with the RNTuples closed so far.
+    fn finish(&self, py: Python<'_>) -> PyResult<()> {
+        let file = self.inner.clone();
+        py.detach(move || file.finish()).map_err(|e| to_py_write(py, e))
+    }
+
+    /// Gives the file up: it stays marked as not completed by its writer.
+    fn abandon(&self, py: Python<'_>) {
+        let file = self.inner.clone();
+        py.detach(move || file.abandon());
+    }
+}
+
+enum State {
+    Open(Box<RNTupleWriter<'static>>),
+    Closed,
+    Abandoned,
+    /// Failed while writing, with the message.
+    Failed(String),
+}
+
+impl State {
+    fn name(&self) -> &'static str {
+        match self {
+            State::Open(_) => "open",
+            State::Closed => "closed",
+            State::Abandoned => "abandoned",
+            State::Failed(_) => "failed",
+        }
+    }
+}
+
+/// One RNTuple being written.
+#[pyclass(module = "rntuple._lib", name = "RNTupleWriter", frozen)]
+pub(crate) struct PyRNTupleWriter {
+    inner: Mutex<State>,
+    name: String,
+    schema: SchemaRef,
+}
+
+impl PyRNTupleWriter {
+    fn lock(&self) -> Result<MutexGuard<'_, State>, Failure> {
+        self.inner.lock().map_err(|_| Failure::State(format!("the writer of RNTuple '{}' panicked", self.name)))
+    }
+
+    fn not_open(&self, state: &State) -> Failure {
+        Failure::State(match state {
+            State::Failed(msg) => {
+                format!("the writer of RNTuple '{}' failed earlier and cannot continue: {msg}", self.name)
+            }
+            other => format!("the writer of RNTuple '{}' is {}", self.name, other.name()),
+        })
+    }
+
+    /// Runs `f` on the open writer with the GIL released; an error marks the
+    /// writer failed.
+    fn with_writer<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut RNTupleWriter<'static>) -> Result<T, Error> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut state = self.lock()?;
+            let State::Open(w) = &mut *state else { return Err(self.not_open(&state)) };
+            f(w).map_err(|e| {
+                *state = State::Failed(e.to_string());
+                Failure::Rust(e)
+            })
+        })
+        .map_err(|e| e.into_py(py))
+    }
+}
+
+#[pymethods]
+impl PyRNTupleWriter {
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The Arrow schema the RNTuple was declared with.
+    #[getter]
+    fn schema(&self) -> PySchema {
+        PySchema::new(self.schema.clone())
+    }
+
+    /// "open", "closed", "abandoned" or "failed".
+    #[getter]
+    fn state(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(self.lock().map_err(|e| e.into_py(py))?.name())
+    }
+
+    /// Entries written so far (0 once closed).
+    #[getter]
+    fn num_entries(&self, py: Python<'_>) -> PyResult<u64> {
+        match &*self.lock().map_err(|e| e.into_py(py))? {
+            State::Open(w) => Ok(w.num_entries()),
+            _ => Ok(0),
+        }
+    }
+
+    /// Appends a record batch. A batch whose schema or values the writer
+    /// cannot take is refused as a whole and the writer stays usable; a
+    /// failure while writing marks it failed.
+    fn extend(&self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<()> {
+        let batch = batch.into_inner();
+        py.detach(|| {
+            let mut state = self.lock()?;
+            let State::Open(w) = &mut *state else { return Err(self.not_open(&state)) };
+            w.check_batch(&batch)?;
+            w.write_batch(&batch).map_err(|e| {
+                *state = State::Failed(e.to_string());
+                Failure::Rust(e)
+            })
+        })
+        .map_err(|e| e.into_py(py))
+    }
+
+    /// Ends the current cluster (no-op without new entries).
+    fn commit_cluster(&self, py: Python<'_>) -> PyResult<()> {
+        self.with_writer(py, |w| w.commit_cluster())
+    }
+
+    /// Commits the last cluster and writes the page lists, footer and anchor.
+    /// No-op when already closed.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| {
+            let mut state = self.lock()?;
+            match std::mem::replace(&mut *state, State::Closed) {
+                State::Open(w) => w.close().map_err(|e| {
+                    *state = State::Failed(e.to_string());
+                    Failure::Rust(e)
+                }),
+                State::Closed => Ok(()),
+                other => {
+                    let e = self.not_open(&other);
+                    *state = other;
+                    Err(e)
+                }
+            }
+        })
+        .map_err(|e| e.into_py(py))
+    }
+
+    /// Drops the RNTuple: it will not be in the file. No-op once closed.
+    fn abandon(&self, py: Python<'_>) -> PyResult<()> {
+        let mut state = self.lock().map_err(|e| e.into_py(py))?;
+        if !matches!(*state, State::Closed) {
+            *state = State::Abandoned;
+        }
+        Ok(())
+    }
+}
+
+/// `WriteOptions` from a dict of its fields; unknown keys are an error.
+fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult<WriteOptions> {
+    let mut o = WriteOptions { compression, ..Default::default() };
+    for (k, v) in d.iter() {
+        let key: String = k.extract()?;
+        match key.as_str() {
+            "compression" => o.compression = v.extract()?,
+            "approx_zipped_cluster_size" => o.approx_zipped_cluster_size = v.extract()?,
+            "max_unzipped_cluster_size" => o.max_unzipped_cluster_size = v.extract()?,
+            "initial_unzipped_page_size" => o.initial_unzipped_page_size = v.extract()?,
+            "max_unzipped_page_size" => o.max_unzipped_page_size = v.extract()?,
+            "page_buffer_budget" => o.page_buffer_budget = v.extract()?,
+            "page_checksums" => o.page_checksums = v.extract()?,
+            "same_page_merging" => o.same_page_merging = v.extract()?,
+            "cluster_group_size" => o.cluster_group_size = v.extract()?,
+            "description" => o.description = v.extract()?,
+            "index32" => o.index32 = v.extract()?,
+            "compression_threads" => o.compression_threads = v.extract()?,
+            _ => return Err(PyTypeError::new_err(format!("unknown write option '{key}'"))),
+        }
+    }
+    Ok(o)
+}
+
+/// Field overrides from {path: {"type", "split", "index32", "real"}}.
+fn parse_overrides(d: &Bound<'_, PyDict>) -> PyResult<HashMap<String, FieldOverride>> {
+    let mut out = HashMap::new();
+    for (k, v) in d.iter() {
+        let path: String = k.extract()?;
+        let spec = v.cast::<PyDict>()?;
+        let mut o = FieldOverride::default();
+        for (sk, sv) in spec.iter() {
+            let key: String = sk.extract()?;
+            match key.as_str() {
+                "type" => o.type_name = sv.extract()?,
+                "split" => o.split = sv.extract()?,
+                "index32" => o.index32 = sv.extract()?,
+                "real" => {
+                    let (kind, bits, min, max): (String, u16, f64, f64) = sv.extract()?;
+                    o.real = Some(match kind.as_str() {
+                        "Real16" => RealEncoding::Real16,
+                        "Real32" => RealEncoding::Real32,
+                        "Real32Trunc" => RealEncoding::Real32Trunc { bits },
+                        "Real32Quant" => RealEncoding::Real32Quant { bits, min, max },
+                        "Double32_t" => RealEncoding::Double32,
+                        _ => return Err(PyValueError::new_err(format!("field '{path}': unknown encoding '{kind}'"))),
+                    });
+                }
+                _ => return Err(PyTypeError::new_err(format!("field '{path}': unknown override '{key}'"))),
+            }
+        }
+        out.insert(path, o);
+    }
+    Ok(out)
+}
