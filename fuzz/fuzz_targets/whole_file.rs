@@ -28,13 +28,8 @@ fuzz_target!(|data: &[u8]| {
     };
     for name in names {
         if let Ok(ntuple) = file.rntuple(&name) {
-            // TEMPORARY: skip the known overflow bug
-            if ntuple.descriptor().clusters.iter().any(|c| c.first_entry.checked_add(c.num_entries).is_none()) { continue; }
-            let _ = if ntuple.num_entries() <= MAX_ENTRIES {
-                ntuple.read_all()
-            } else {
-                ntuple.read(None, 0, MAX_ENTRIES)
-            };
+            let _ =
+                if ntuple.num_entries() <= MAX_ENTRIES { ntuple.read_all() } else { ntuple.read(None, 0, MAX_ENTRIES) };
         }
     }
 });

@@ -822,6 +822,23 @@ def _(g: dict[str, Good]) -> bytes:
     return bytes(buf)
 
 
+@case("page_list_columns_missing", "uncomp")
+def _(g: dict[str, Good]) -> bytes:
+    """Cluster 0's list of columns in the page list says it has 0 items (the header declares 4 columns, none of
+    them a late schema extension); the frame keeps its size, so a reader skips the unread items. Page list
+    checksum recomputed. (A reader that took the columns for absent would fill them with zeros; with a
+    `std::array` of absurd size that was an unbounded allocation found by the `whole_file` fuzz target.)"""
+    good = g["uncomp"]
+    good.require_plain_envelopes()
+    buf = good.buf()
+    c = Cursor(good.page_list, 8 + 8)
+    _, _, _ = list_items(c)  # cluster summaries
+    _, clusters, _ = list_items(c)
+    struct.pack_into("<I", buf, good.page_list_at + clusters[0] + 8, 0)
+    set_envelope_checksum(buf, good.page_list_at, good.links[0].length)
+    return bytes(buf)
+
+
 @case("page_list_wrong_header_checksum", "uncomp")
 def _(g: dict[str, Good]) -> bytes:
     """The header checksum recorded in the page list envelope is off by one bit; the page list's own

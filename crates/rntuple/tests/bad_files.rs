@@ -51,6 +51,7 @@ const CASES: &[&str] = &[
     "page_list_sharded_cluster",
     "page_list_wrong_header_checksum",
     "page_list_cluster_entry_overflow",
+    "page_list_columns_missing",
     // pages
     "page_checksum_mismatch",
     "page_locator_past_eof",
@@ -88,6 +89,7 @@ const STRUCTURAL: &[&str] = &[
     "footer_unknown_locator_type",
     "page_list_sharded_cluster",
     "page_list_cluster_entry_overflow",
+    "page_list_columns_missing",
     "page_locator_past_eof",
     "page_cut_at_eof",
     "page_block_size_lies",
@@ -498,6 +500,15 @@ fn page_list_cluster_entry_overflow() {
     let err = error_of("page_list_cluster_entry_overflow");
     assert!(matches!(err, Error::OutOfSpec { .. }), "{err}");
     assert_mentions(&err, &["cluster 0", "entr"]);
+}
+
+#[test]
+fn page_list_columns_missing() {
+    // The root cause of fuzz/regressions/whole_file/array-size-zero-fill-alloc: columns of the
+    // header missing from a cluster's page list were read as zeros.
+    let err = error_of("page_list_columns_missing");
+    assert!(matches!(err, Error::OutOfSpec { .. }), "{err}");
+    assert_mentions(&err, &["cluster 0", "column"]);
 }
 
 // --------------------------------------------------------------------- pages --
