@@ -90,7 +90,8 @@ impl Error {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io { context: context.into(), source }
     }
-    /// Adds context to the location of a located error (keeps the innermost offset).
+    /// Adds context to the location of a located error (keeps the innermost
+    /// offset). Context the location already names is not repeated.
     pub fn within(mut self, outer: &str) -> Self {
         match &mut self {
             Error::OutOfSpec { location, .. }
@@ -99,7 +100,9 @@ impl Error {
             | Error::Unsupported { location, .. }
             | Error::WouldOverAllocate { location, .. }
             | Error::Decompression { location, .. } => {
-                location.context = format!("{} ({})", location.context, outer);
+                if !location.context.contains(outer) {
+                    location.context = format!("{} ({})", location.context, outer);
+                }
             }
             _ => {}
         }

@@ -116,10 +116,14 @@ impl RNTuple {
         let verify = options.verify_checksums;
         let hbytes =
             read_envelope(&root, anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, "header envelope")?;
-        let header = parse_header(&hbytes, verify).map_err(|e| e.within("header envelope"))?;
+        let header = parse_header(&hbytes, verify).map_err(|e| {
+            e.within("header envelope").within(&format!("envelope at file offset {}", anchor.seek_header))
+        })?;
         let fbytes =
             read_envelope(&root, anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope")?;
-        let footer = parse_footer(&fbytes, verify).map_err(|e| e.within("footer envelope"))?;
+        let footer = parse_footer(&fbytes, verify).map_err(|e| {
+            e.within("footer envelope").within(&format!("envelope at file offset {}", anchor.seek_footer))
+        })?;
         let hsum = header_checksum(&hbytes)?;
         if verify && footer.header_checksum != hsum {
             return Err(Error::ChecksumMismatch {
@@ -133,7 +137,8 @@ impl RNTuple {
             let what = format!("page list envelope of cluster group {g}");
             let l = cg.page_list;
             let bytes = read_envelope(&root, l.locator.offset, l.locator.size, l.length, mk, &what)?;
-            let pl = parse_page_list(&bytes, verify).map_err(|e| e.within(&what))?;
+            let pl = parse_page_list(&bytes, verify)
+                .map_err(|e| e.within(&what).within(&format!("envelope at file offset {}", l.locator.offset)))?;
             if verify && pl.header_checksum != hsum {
                 return Err(Error::ChecksumMismatch {
                     stored: pl.header_checksum,
