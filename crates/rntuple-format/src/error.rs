@@ -93,18 +93,16 @@ impl Error {
     /// Adds context to the location of a located error (keeps the innermost
     /// offset). Context the location already names is not repeated.
     pub fn within(mut self, outer: &str) -> Self {
-        match &mut self {
-            Error::OutOfSpec { location, .. }
-            | Error::Truncated { location, .. }
-            | Error::ChecksumMismatch { location, .. }
-            | Error::Unsupported { location, .. }
-            | Error::WouldOverAllocate { location, .. }
-            | Error::Decompression { location, .. } => {
-                if !location.context.contains(outer) {
-                    location.context = format!("{} ({})", location.context, outer);
-                }
+        if let Error::OutOfSpec { location, .. }
+        | Error::Truncated { location, .. }
+        | Error::ChecksumMismatch { location, .. }
+        | Error::Unsupported { location, .. }
+        | Error::WouldOverAllocate { location, .. }
+        | Error::Decompression { location, .. } = &mut self
+        {
+            if !location.context.contains(outer) {
+                location.context = format!("{} ({})", location.context, outer);
             }
-            _ => {}
         }
         self
     }
