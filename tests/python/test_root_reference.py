@@ -321,10 +321,12 @@ def test_uproot_matches_root(case, reference_store):
             (known if reason else failures).append(f"{d}" + (f" (known: {reason})" if reason else ""))
     if failures:
         pytest.fail(f"{case.id}: uproot differs from ROOT:\n  " + "\n  ".join(failures[:20]))
-    if errors and not columns:
-        pytest.skip(f"uproot cannot read any field of {case.id}: {next(iter(errors.values()))}")
+    # Every field uproot reads was compared above; differences are allowed only
+    # where they are documented uproot bugs (UPROOT_KNOWN_DIFFERENCES), and
+    # fields uproot cannot read at all are reported, not compared.
+    assert columns or not fields, f"uproot cannot read any field of {case.id}: {next(iter(errors.values()))}"
     if known:
-        pytest.xfail("; ".join(known))
+        print(f"{case.id}: known uproot differences: " + "; ".join(known))
     if errors:
         listed = "; ".join(f"{k}: {v}" for k, v in errors.items())
-        pytest.skip(f"uproot cannot read {len(errors)} field(s): {listed[:2000]}")
+        print(f"{case.id}: uproot cannot read {len(errors)} field(s): {listed[:2000]}")

@@ -518,7 +518,14 @@ def test_uproot_reads_what_we_wrote(case, written):
     import uproot
 
     if case.max_key_size is not None:
-        pytest.skip("uproot 5.7 does not read payloads split over several keys (here: max_key_size=2 KiB)")
+        # uproot 5.7 ignores the anchor's max key size, so it cannot read
+        # payloads split over several keys (here: 2 KiB keys); ROOT reads
+        # these files (test_root_reads_what_we_wrote). Should uproot learn to
+        # read them, this fails and the values are to be compared instead.
+        with pytest.raises(Exception):  # noqa: B017 - any uproot failure is the documented limitation
+            with uproot.open(case.path) as f:
+                f[case.name].arrays()
+        return
     with uproot.open(case.path) as f:
         nt = f[case.name]
         fields = [k for k in case.expected[0] if k not in UPROOT_KNOWN_DIFFERENCES]
