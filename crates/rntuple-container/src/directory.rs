@@ -85,22 +85,10 @@ impl DirectoryRecord {
 pub(crate) mod tests {
     use super::*;
 
-    /// Serializes a record (test helper).
-    pub(crate) fn write(d: &DirectoryRecord) -> Vec<u8> {
+    /// A record as the writer serializes it (zero UUID).
+    fn write(d: &DirectoryRecord) -> Vec<u8> {
         let mut out = Vec::new();
-        out.extend_from_slice(&d.version.to_be_bytes());
-        out.extend_from_slice(&d.datime_c.to_be_bytes());
-        out.extend_from_slice(&d.datime_m.to_be_bytes());
-        out.extend_from_slice(&d.nbytes_keys.to_be_bytes());
-        out.extend_from_slice(&d.nbytes_name.to_be_bytes());
-        for v in [d.seek_dir, d.seek_parent, d.seek_keys] {
-            if d.is_large() {
-                out.extend_from_slice(&v.to_be_bytes());
-            } else {
-                out.extend_from_slice(&(v as u32).to_be_bytes());
-            }
-        }
-        out.extend_from_slice(&[0u8; 18]);
+        crate::write::records::put_directory(&mut out, d, &[0; 16]);
         out
     }
 

@@ -137,29 +137,14 @@ impl FileHeader {
 pub(crate) mod tests {
     use super::*;
 
-    /// Serializes a header (test helper; the writer will own the real one).
-    pub(crate) fn write(h: &FileHeader) -> Vec<u8> {
-        let mut out = Vec::with_capacity(100);
-        out.extend_from_slice(b"root");
-        out.extend_from_slice(&h.version.to_be_bytes());
-        out.extend_from_slice(&(h.begin as u32).to_be_bytes());
-        let seek = |out: &mut Vec<u8>, v: u64| {
-            if h.is_large() {
-                out.extend_from_slice(&v.to_be_bytes());
-            } else {
-                out.extend_from_slice(&(v as u32).to_be_bytes());
-            }
-        };
-        seek(&mut out, h.end);
-        seek(&mut out, h.seek_free);
-        out.extend_from_slice(&h.nbytes_free.to_be_bytes());
-        out.extend_from_slice(&h.nfree.to_be_bytes());
-        out.extend_from_slice(&h.nbytes_name.to_be_bytes());
-        out.push(h.units);
-        out.extend_from_slice(&h.compress.to_be_bytes());
-        seek(&mut out, h.seek_info);
-        out.extend_from_slice(&h.nbytes_info.to_be_bytes());
-        out
+    /// The header fields as the writer serializes them (`fBEGIN` kept as
+    /// given, even where it is impossible, for the rejection tests).
+    fn write(h: &FileHeader) -> Vec<u8> {
+        let len = if h.is_large() { FileHeader::LARGE_LEN } else { FileHeader::SMALL_LEN };
+        let mut bytes =
+            crate::write::records::file_header_bytes(&FileHeader { begin: len as _, ..h.clone() }, &[0; 16]);
+        bytes[8..12].copy_from_slice(&(h.begin as u32).to_be_bytes());
+        bytes
     }
 
     fn sample(version: u32) -> FileHeader {

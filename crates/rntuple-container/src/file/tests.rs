@@ -2,8 +2,19 @@
 //! sparse in-memory storage, deep nesting and shared directories.
 
 use super::*;
-use crate::directory::tests::write as write_directory;
-use crate::header::tests::write as write_header;
+use crate::write::records::{file_header_bytes, put_directory};
+
+/// A directory record as the writer serializes it (zero UUID).
+fn write_directory(d: &DirectoryRecord) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_directory(&mut out, d, &[0; 16]);
+    out
+}
+
+/// The file header as the writer serializes it (zero UUID), padded to `begin`.
+fn write_header(h: &FileHeader) -> Vec<u8> {
+    file_header_bytes(h, &[0; 16])
+}
 use crate::key::tests::{header_len, write as write_key};
 use crate::storage::MemoryStorage;
 

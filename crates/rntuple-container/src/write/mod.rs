@@ -56,7 +56,7 @@
 mod close;
 mod file_writer;
 mod options;
-mod records;
+pub(crate) mod records;
 mod stamp;
 mod streamer_info;
 mod tree;
