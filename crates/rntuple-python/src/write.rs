@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 use pyo3_arrow::{PyRecordBatch, PySchema};
-use rntuple::write::{FieldOverride, RNTupleWriter, RealEncoding, SharedFileWriter, WriteOptions};
+use rntuple::write::{FieldOverride, Projection, RNTupleWriter, RealEncoding, SharedFileWriter, WriteOptions};
 use rntuple_container::write::WriterOptions;
 use rntuple_format::Error;
 
@@ -126,8 +126,9 @@ impl PyFileWriter {
     /// Starts the RNTuple `name` (`"dir/name"` for a subdirectory) with the
     /// Arrow `schema`. `overrides`: {field path: {"type": str, "split": bool,
     /// "index32": bool, "real": (kind, bits, min, max)}}; `options`: the
-    /// `WriteOptions` fields by name.
-    #[pyo3(signature = (name, schema, overrides, options))]
+    /// `WriteOptions` fields by name; `projections`: [(name, source path,
+    /// C++ type or None)], in the header.
+    #[pyo3(signature = (name, schema, overrides, options, projections = Vec::new()))]
     fn rntuple(
         &self,
         py: Python<'_>,
@@ -135,15 +136,23 @@ impl PyFileWriter {
         schema: PySchema,
         overrides: &Bound<'_, PyDict>,
         options: &Bound<'_, PyDict>,
+        projections: Vec<(String, String, Option<String>)>,
     ) -> PyResult<PyRNTupleWriter> {
         let overrides = parse_overrides(overrides)?;
         let options = parse_options(options, self.compression)?;
+        let projections = to_projections(projections);
         let schema: SchemaRef = schema.into_inner();
         let file = self.inner.clone();
         let writer = py
-            .detach(|| RNTupleWriter::new_shared(&file, &name, &schema, &overrides, options))
+            .detach(|| {
+                let mut w = RNTupleWriter::new_shared(&file, &name, &schema, &overrides, options)?;
+                if !projections.is_empty() {
+                    w.add_fields(&arrow_schema::Schema::empty(), &HashMap::new(), &projections)?;
+                }
+                Ok::<_, Error>(w)
+            })
             .map_err(|e| to_py_write(py, e))?;
-        Ok(PyRNTupleWriter { inner: Mutex::new(State::Open(Box::new(writer))), name, schema })
+        Ok(PyRNTupleWriter { inner: Mutex::new(State::Open(Box::new(writer))), name, schema: Mutex::new(schema) })
     }
 
     /// Completes the file with the RNTuples closed so far.
@@ -183,7 +192,8 @@ impl State {
 pub(crate) struct PyRNTupleWriter {
     inner: Mutex<State>,
     name: String,
-    schema: SchemaRef,
+    /// The schema of the batches (grows with `add_fields`).
+    schema: Mutex<SchemaRef>,
 }
 
 impl PyRNTupleWriter {
@@ -226,10 +236,46 @@ impl PyRNTupleWriter {
         &self.name
     }
 
-    /// The Arrow schema the RNTuple was declared with.
+    /// The Arrow schema of the batches: the declared fields and those added since.
     #[getter]
-    fn schema(&self) -> PySchema {
-        PySchema::new(self.schema.clone())
+    fn schema(&self, py: Python<'_>) -> PyResult<PySchema> {
+        let schema = self.schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))?;
+        Ok(PySchema::new(schema.clone()))
+    }
+
+    /// Adds top-level fields (`schema`, written as `overrides` say) and
+    /// projected fields ([(name, source, type or None)]): in the header before
+    /// the first entry, else in the footer's schema extension (late model
+    /// extension). A refused addition leaves the writer as it was.
+    #[pyo3(signature = (schema, overrides, projections = Vec::new()))]
+    fn add_fields(
+        &self,
+        py: Python<'_>,
+        schema: PySchema,
+        overrides: &Bound<'_, PyDict>,
+        projections: Vec<(String, String, Option<String>)>,
+    ) -> PyResult<()> {
+        let overrides = parse_overrides(overrides)?;
+        let projections = to_projections(projections);
+        let added: SchemaRef = schema.into_inner();
+        let merged = py
+            .detach(|| {
+                let mut state = self.lock()?;
+                let State::Open(w) = &mut *state else { return Err(self.not_open(&state)) };
+                // Refusals leave the writer as it was; a failure after the schema changed poisons it.
+                match w.add_fields(&added, &overrides, &projections) {
+                    Ok(()) => Ok(std::sync::Arc::new(w.schema().clone())),
+                    Err(e) => {
+                        if w.has_failed() {
+                            *state = State::Failed(e.to_string());
+                        }
+                        Err(Failure::Rust(e))
+                    }
+                }
+            })
+            .map_err(|e| e.into_py(py))?;
+        *self.schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))? = merged;
+        Ok(())
     }
 
     /// "open", "closed", "abandoned" or "failed".
@@ -322,6 +368,10 @@ fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult<WriteOptio
         }
     }
     Ok(o)
+}
+
+fn to_projections(list: Vec<(String, String, Option<String>)>) -> Vec<Projection> {
+    list.into_iter().map(|(name, source, type_name)| Projection { name, source, type_name }).collect()
 }
 
 /// Field overrides from {path: {"type", "split", "index32", "real"}}.

@@ -198,6 +198,28 @@ def _add_representation(path: str, rep: Any, spec: dict) -> None:
     spec["real"] = (kind, bits, lo, hi)
 
 
+def _projections(projections: Mapping[str, Any] | None) -> list[tuple[str, str, str | None]]:
+    """``projections`` as the (name, source path, C++ type or None) list ``_lib`` takes."""
+    if projections is None:
+        return []
+    if not isinstance(projections, Mapping):
+        raise TypeError(f"projections maps new field names to source paths or (type, path) tuples, not {projections!r}")
+    out = []
+    for name, spec in projections.items():
+        if not isinstance(name, str):
+            raise TypeError(f"projections: field names are strings, not {name!r}")
+        if isinstance(spec, str):
+            out.append((name, spec, None))
+        elif isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(x, str) for x in spec):
+            out.append((name, spec[1], spec[0]))
+        else:
+            raise TypeError(
+                f"projection {name!r}: give a source path ('_collection0._0.Muon_pt') or a (C++ type, source path) "
+                f"tuple like ('ROOT::RNTupleCardinality<std::uint32_t>', '_collection0'), not {spec!r}"
+            )
+    return out
+
+
 def _bits(path: str, bits: Any) -> int:
     if isinstance(bits, bool) or not isinstance(bits, int | np.integer) or not 0 < bits < 65536:
         raise WriteError(f"field {path!r}: bits must be a positive integer, not {bits!r}")
@@ -404,6 +426,20 @@ def _conform(table: pa.Table, schema: pa.Schema, name: str) -> pa.Table:
     return table
 
 
+def _schema_of(data_or_schema: Any) -> pa.Schema:
+    """The schema fields are declared with: a ``pyarrow.Schema`` as is, a dict of types, or the types of data."""
+    if isinstance(data_or_schema, pa.Schema):
+        return data_or_schema
+    if (
+        isinstance(data_or_schema, Mapping)
+        and data_or_schema
+        and all(_is_type_spec(v) for v in data_or_schema.values())
+    ):
+        data_or_schema = {k: _empty_of_type(k, v) for k, v in data_or_schema.items()}
+    table, exact = _to_table(data_or_schema)
+    return _declared_schema(_decode_dictionaries(table), exact)
+
+
 # ---------------------------------------------------------------------------
 # writers
 # ---------------------------------------------------------------------------
@@ -472,6 +508,31 @@ class RNTupleWriter:
         table = _conform(_decode_dictionaries(table), self._schema, self.name)
         for batch in table.to_batches():
             self._inner.extend(batch)
+
+    def add_fields(
+        self,
+        schema_or_data: Any = None,
+        *,
+        types: Mapping[str, str] | None = None,
+        representations: Mapping[str, Any] | None = None,
+        projections: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Adds top-level fields: those of ``schema_or_data`` (a schema or data, as ``mkrntuple`` takes;
+        only the types are used) and ``projections`` (as ``mkrntuple`` takes; sources may be old or new
+        fields). ``types`` and ``representations`` name paths of the new fields.
+
+        Before the first entry the fields are part of the header. After entries were written they go into
+        the footer's schema extension with deferred columns, as ROOT's ``RNTupleModelUpdater`` adds them:
+        the earlier entries read as the types' zero values (0, empty collections and strings, empty
+        optionals). From then on ``extend`` needs the new fields too. A refused addition
+        (``WriteError``) leaves the writer as it was.
+        """
+        if schema_or_data is None:
+            schema = pa.schema([])
+        else:
+            schema = _schema_of(schema_or_data)
+        self._inner.add_fields(schema, _overrides(types, representations), _projections(projections))
+        self._schema = pa.schema(self._inner.schema)
 
     def commit_cluster(self) -> None:
         """Ends the current cluster here (clusters otherwise end by size)."""
@@ -566,6 +627,7 @@ class WritableFile:
         *,
         types: Mapping[str, str] | None = None,
         representations: Mapping[str, Any] | None = None,
+        projections: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> RNTupleWriter:
         """Starts the RNTuple ``name`` (``"dir/name"``: in subdirectory ``dir``).
@@ -586,6 +648,17 @@ class WritableFile:
         bits, min, max)``, ``"Double32_t"``, ``"Index32"``/``"Index64"``,
         ``"split"``/``"unsplit"`` (several in a list).
 
+        ``projections`` adds projected fields (ROOT's ``AddProjectedField``):
+        ``{new_name: source_path}`` or ``{new_name: (cpp_type, source_path)}``,
+        e.g. ``{"Muon_pt": "_collection0._0.Muon_pt", "nMuon":
+        ("ROOT::RNTupleCardinality<std::uint32_t>", "_collection0")}``. A
+        projected field presents the source's data (alias columns: no bytes
+        written, batches do not carry it). With a bare path it keeps the
+        source's type, in one ``ROOT::VecOps::RVec<…>`` per collection the
+        path crosses, as ROOT's ``RNTupleImporter`` does; the tuple form gives
+        the type (``std::vector<T>``, ``ROOT::RNTupleCardinality<std::uint64_t>``,
+        ...), which must fit the source's structure.
+
         ``options`` (default: the file's): ``compression`` (setting or name),
         ``compression_level``, ``approx_zipped_cluster_size``,
         ``max_unzipped_cluster_size``, ``initial_unzipped_page_size``,
@@ -597,20 +670,10 @@ class WritableFile:
         file = self._lib_file
         if not isinstance(name, str):
             raise TypeError(f"an RNTuple name must be a string, not {name!r}")
-        if isinstance(data_or_schema, pa.Schema):
-            schema = data_or_schema
-        else:
-            if (
-                isinstance(data_or_schema, Mapping)
-                and data_or_schema
-                and all(_is_type_spec(v) for v in data_or_schema.values())
-            ):
-                data_or_schema = {k: _empty_of_type(k, v) for k, v in data_or_schema.items()}
-            table, exact = _to_table(data_or_schema)
-            schema = _declared_schema(_decode_dictionaries(table), exact)
+        schema = _schema_of(data_or_schema)
         opts = _options(options, self._defaults, self._compression)
         overrides = _overrides(types, representations)
-        inner = file.rntuple(name.strip("/"), schema, overrides, opts)
+        inner = file.rntuple(name.strip("/"), schema, overrides, opts, _projections(projections))
         writer = RNTupleWriter(inner, self)
         self._writers.append(writer)
         return writer

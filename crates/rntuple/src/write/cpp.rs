@@ -47,6 +47,14 @@ pub(crate) enum CppType {
     },
     /// Any other name: a user class (typed record).
     Class(String),
+    /// `ROOT::RNTupleCardinality<SizeT>` (`wide`: `SizeT` is `std::uint64_t`):
+    /// the sizes of a collection, only as a projected field (spec
+    /// "ROOT::RNTupleCardinality<SizeT>").
+    Cardinality {
+        wide: bool,
+    },
+    /// `std::bitset<N>`: a repetitive leaf with a `Bit` column (spec "std::bitset<N>").
+    Bitset(u64),
 }
 
 /// The normalized C++ name of a fundamental type.
@@ -77,6 +85,18 @@ fn one_arg<'a>(name: &str, args: &[&'a str]) -> Result<&'a str> {
         [a] => Ok(a),
         _ => Err(invalid(name, format!("expected one template argument, found {}", args.len()))),
     }
+}
+
+/// The size argument of `std::array` / `std::bitset` (1 to 2³¹ − 1).
+fn parse_size(name: &str, size: &str) -> Result<u64> {
+    let n: u64 = size
+        .trim_end_matches(['u', 'U', 'l', 'L'])
+        .parse()
+        .map_err(|_| invalid(name, format!("size '{size}' is not a number")))?;
+    if n == 0 || n > i32::MAX as u64 {
+        return Err(invalid(name, format!("size {n} is out of range")));
+    }
+    Ok(n)
 }
 
 /// Parses a C++ type name.
@@ -115,6 +135,17 @@ pub(crate) fn parse(name: &str) -> Result<CppType> {
             return Ok(CppType::Map { tmpl, key: Box::new(parse(key)?), value: Box::new(parse(value)?) });
         }
         return match tmpl {
+            "ROOT::RNTupleCardinality" | "ROOT::Experimental::RNTupleCardinality" => {
+                match Primitive::from_type_name(one_arg(name, &args)?) {
+                    Some(Primitive::U32) => Ok(CppType::Cardinality { wide: false }),
+                    Some(Primitive::U64) => Ok(CppType::Cardinality { wide: true }),
+                    _ => Err(invalid(name, "the size type of a cardinality is std::uint32_t or std::uint64_t")),
+                }
+            }
+            "std::bitset" => {
+                let size = parse_size(name, one_arg(name, &args)?)?;
+                Ok(CppType::Bitset(size))
+            }
             "std::optional" | "std::unique_ptr" => {
                 let tmpl = if tmpl == "std::optional" { "std::optional" } else { "std::unique_ptr" };
                 let item = parse(one_arg(name, &args)?)?;
@@ -127,13 +158,7 @@ pub(crate) fn parse(name: &str) -> Result<CppType> {
                 let [item, size] = args[..] else {
                     return Err(invalid(name, "std::array takes two template arguments"));
                 };
-                let size: u64 = size
-                    .trim_end_matches(['u', 'U', 'l', 'L'])
-                    .parse()
-                    .map_err(|_| invalid(name, format!("array size '{size}' is not a number")))?;
-                if size == 0 || size > i32::MAX as u64 {
-                    return Err(invalid(name, format!("array size {size} is out of range")));
-                }
+                let size = parse_size(name, size)?;
                 Ok(CppType::Array { size, item: Box::new(parse(item)?) })
             }
             "std::variant" => {
@@ -190,7 +215,18 @@ mod tests {
         assert_eq!(parse("ns::Muon").unwrap(), CppType::Class("ns::Muon".into()));
         let m = parse("std::unordered_map<std::string, float>").unwrap();
         assert!(matches!(m, CppType::Map { tmpl: "std::unordered_map", .. }), "{m:?}");
-        for bad in ["", "std::map<int>", "std::optional<std::optional<int>>", "float*", "std::array<int,x>"] {
+        assert_eq!(parse("ROOT::RNTupleCardinality<std::uint32_t>").unwrap(), CppType::Cardinality { wide: false });
+        assert_eq!(parse("ROOT::RNTupleCardinality<unsigned long>").unwrap(), CppType::Cardinality { wide: true });
+        assert_eq!(parse("std::bitset<12>").unwrap(), CppType::Bitset(12));
+        for bad in [
+            "",
+            "std::map<int>",
+            "ROOT::RNTupleCardinality<int>",
+            "std::bitset<0>",
+            "std::optional<std::optional<int>>",
+            "float*",
+            "std::array<int,x>",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

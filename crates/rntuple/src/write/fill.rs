@@ -18,7 +18,7 @@ use arrow_schema::DataType;
 use rntuple_format::{Error, Result};
 
 use super::pages::Columns;
-use super::plan::{compatible, ColumnPlan, PlanField, Shape};
+use super::plan::{compatible, ColumnPlan, Order, PlanField, Shape};
 
 /// What ROOT counts per variant entry: `sizeof(RColumnSwitch)`, the
 /// in-memory switch element (`RVariantField::AppendImpl`).
@@ -50,6 +50,10 @@ pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
         (Shape::Array(n), DataType::FixedSizeList(item, m)) if i64::from(*m) == n as i64 => {
             return check_type(&f.children[0], item.data_type())
         }
+        (Shape::Bitset(n), DataType::FixedSizeList(item, m)) => {
+            i64::from(*m) == n as i64 && matches!(item.data_type(), DataType::Boolean)
+        }
+        (Shape::Bitset(n), DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64) => n <= 64,
         (Shape::Record, DataType::Struct(fields)) if fields.len() == f.children.len() => {
             for (c, af) in f.children.iter().zip(fields.iter()) {
                 check_type(c, af.data_type())?;
@@ -186,6 +190,11 @@ impl Filler {
                 let (offs, values) = list_parts(f, arr)?;
                 let child = &f.children[0];
                 let base = self.counts[child.id as usize];
+                if let Some((items, ends)) = ordered_items(f, &offs, &values, a, b)? {
+                    let index: Vec<u64> = ends.iter().map(|&e| base + e).collect();
+                    self.columns.push(f.columns[0], &index)?;
+                    return self.append(child, items.as_ref(), 0, items.len());
+                }
                 let start = offs.get(a);
                 let index: Vec<u64> = (a + 1..=b).map(|i| base + offs.get(i) - start).collect();
                 self.columns.push(f.columns[0], &index)?;
@@ -232,6 +241,11 @@ impl Filler {
                     self.append(c, col.as_ref(), a, b)?;
                 }
                 Ok(())
+            }
+            Shape::Bitset(n) => {
+                no_nulls(f, arr, a, b)?;
+                let bits = bitset_bits(f, n, arr, a, b)?;
+                self.columns.push(f.columns[0], &bits)
             }
             Shape::Variant => self.append_variant(f, arr, a, b),
         }
@@ -356,6 +370,8 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
             }
             None => 0,
         },
+        // ROOT's `RBitsetField::AppendImpl` counts one byte per bit.
+        Shape::Bitset(size) => n * size,
         Shape::Variant => {
             let Ok(u) = union_of(f, arr) else { return 0 };
             let mut total = n * SWITCH_APPEND_BYTES;
@@ -414,6 +430,9 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
         Shape::Vector => {
             no_nulls(f, arr, a, b)?;
             let (offs, values) = list_parts(f, arr)?;
+            if f.order != Order::AsGiven {
+                check_orderable(f, &sort_keys(f, &values), offs.get(a) as usize, offs.get(b) as usize)?;
+            }
             check_values(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
         }
         Shape::Optional => {
@@ -441,6 +460,10 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
                 check_values(c, cols, col.as_ref(), a, b)?;
             }
             Ok(())
+        }
+        Shape::Bitset(n) => {
+            no_nulls(f, arr, a, b)?;
+            bitset_bits(f, n, arr, a, b).map(|_| ())
         }
         Shape::Variant => {
             let u = union_of(f, arr)?;
@@ -496,4 +519,124 @@ fn check_quant_range(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usi
             a + i
         ))),
     }
+}
+
+/// The bits of entries `[a, b)` of a `std::bitset<n>` field, bit 0 of each
+/// entry first (spec "std::bitset<N>": least significant bits first), from a
+/// fixed-size list of `n` booleans (item `k` is bit `k`, as `std::bitset::test(k)`)
+/// or from unsigned integers (bit `k` of the value; set bits at or above `n`
+/// are an error, as they do not fit).
+fn bitset_bits(f: &PlanField, n: u64, arr: &dyn Array, a: usize, b: usize) -> Result<Vec<bool>> {
+    let n = n as usize;
+    if let Some(l) = arr.as_fixed_size_list_opt() {
+        let start = l.value_offset(a) as usize;
+        let values = l.values();
+        let end = start + (b - a) * n;
+        if has_nulls(values.as_ref(), start, end) {
+            return Err(invalid(format!("field '{}': a std::bitset holds no missing bits (null booleans)", f.path)));
+        }
+        let bits = values.as_boolean_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
+        return Ok(bits.values().slice(start, end - start).iter().collect());
+    }
+    let words: Vec<u64> = if let Some(p) = arr.as_primitive_opt::<UInt64Type>() {
+        p.values()[a..b].to_vec()
+    } else if let Some(p) = arr.as_primitive_opt::<UInt32Type>() {
+        p.values()[a..b].iter().map(|&v| u64::from(v)).collect()
+    } else if let Some(p) = arr.as_primitive_opt::<UInt16Type>() {
+        p.values()[a..b].iter().map(|&v| u64::from(v)).collect()
+    } else if let Some(p) = arr.as_primitive_opt::<UInt8Type>() {
+        p.values()[a..b].iter().map(|&v| u64::from(v)).collect()
+    } else {
+        return Err(mismatch(f, arr.data_type()));
+    };
+    if n < 64 {
+        if let Some(i) = words.iter().position(|&w| w >> n != 0) {
+            return Err(invalid(format!(
+                "field '{}': value {} (entry {} of the field's values in the batch) has bits set above the {n} bits \
+                 of its std::bitset<{n}>",
+                f.path,
+                words[i],
+                a + i
+            )));
+        }
+    }
+    Ok(words.iter().flat_map(|&w| (0..n).map(move |k| (w >> k) & 1 == 1)).collect())
+}
+
+/// What the items of an ordered collection are sorted by: a map's pair key
+/// (`_0`), else the items themselves.
+fn sort_keys(f: &PlanField, values: &ArrayRef) -> ArrayRef {
+    let by_key = f.type_name.starts_with("std::map<") || f.type_name.starts_with("std::multimap<");
+    match values.as_struct_opt() {
+        Some(s) if by_key && s.num_columns() == 2 => s.column(0).clone(),
+        _ => values.clone(),
+    }
+}
+
+/// Floating-point keys must not be NaN: NaN has no place in `std::less`'s order.
+fn check_orderable(f: &PlanField, keys: &ArrayRef, s: usize, e: usize) -> Result<()> {
+    let nan = if let Some(p) = keys.as_primitive_opt::<Float64Type>() {
+        p.values()[s..e].iter().position(|x| x.is_nan())
+    } else if let Some(p) = keys.as_primitive_opt::<Float32Type>() {
+        p.values()[s..e].iter().position(|x| x.is_nan())
+    } else {
+        None
+    };
+    match nan {
+        None => Ok(()),
+        Some(_) => Err(invalid(format!(
+            "field '{}' of type '{}' holds a NaN key; the container is ordered by its keys and NaN has no order",
+            f.path, f.type_name
+        ))),
+    }
+}
+
+/// For an ordered associative container ([`Order`]): the items of entries
+/// `[a, b)` sorted (and deduplicated for unique containers) and the end
+/// offset of each entry among them; `None` when they already are in order.
+fn ordered_items(
+    f: &PlanField,
+    offs: &Offsets<'_>,
+    values: &ArrayRef,
+    a: usize,
+    b: usize,
+) -> Result<Option<(ArrayRef, Vec<u64>)>> {
+    if f.order == Order::AsGiven || a >= b {
+        return Ok(None);
+    }
+    let unique = f.order == Order::SortedUnique;
+    let keys = sort_keys(f, values);
+    let (s0, e0) = (offs.get(a) as usize, offs.get(b) as usize);
+    check_orderable(f, &keys, s0, e0)?;
+    let options = arrow_schema::SortOptions { descending: false, nulls_first: true };
+    let cmp = arrow_ord::ord::make_comparator(keys.as_ref(), keys.as_ref(), options)
+        .map_err(|e| invalid(format!("field '{}': cannot order the keys of '{}': {e}", f.path, f.type_name)))?;
+    let in_order = (a..b).all(|i| {
+        let (s, e) = (offs.get(i) as usize, offs.get(i + 1) as usize);
+        (s + 1..e).all(|k| match cmp(k - 1, k) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Equal => !unique,
+            std::cmp::Ordering::Greater => false,
+        })
+    });
+    if in_order {
+        return Ok(None);
+    }
+    let mut take: Vec<u64> = Vec::with_capacity(e0 - s0);
+    let mut ends = Vec::with_capacity(b - a);
+    let mut idx: Vec<usize> = Vec::new();
+    for i in a..b {
+        idx.clear();
+        idx.extend(offs.get(i) as usize..offs.get(i + 1) as usize);
+        idx.sort_by(|&x, &y| cmp(x, y)); // stable: equal keys keep their input order
+        if unique {
+            // Keeps the first of equal keys, as std::set / std::map insert do.
+            idx.dedup_by(|later, kept| cmp(*kept, *later) == std::cmp::Ordering::Equal);
+        }
+        take.extend(idx.iter().map(|&k| k as u64));
+        ends.push(take.len() as u64);
+    }
+    let items = arrow_select::take::take(values.as_ref(), &UInt64Array::from(take), None)
+        .map_err(|e| invalid(format!("field '{}': {e}", f.path)))?;
+    Ok(Some((items, ends)))
 }

@@ -18,8 +18,11 @@
 //! How the pieces fit (each module documents the ROOT behaviour it follows):
 //!
 //! * `plan`: Arrow schema + [`FieldOverride`]s → field tree, C++ type
-//!   names, columns (the header envelope);
-//! * `fill`: Arrow arrays → column elements, entry ranges at a time;
+//!   names, columns (the header envelope); it grows by late schema
+//!   extension ([`RNTupleWriter::add_fields`], deferred columns);
+//! * `project`: [`Projection`]s → projected fields with alias columns;
+//! * `fill`: Arrow arrays → column elements, entry ranges at a time (ordered
+//!   containers sorted, bitsets unpacked);
 //! * `pages`: page buffers that grow, seal and stay within a budget;
 //! * `layout`: a cluster's pages grouped by column into `RBlob` keys, with
 //!   same-page merging;
@@ -33,6 +36,7 @@ mod names;
 mod options;
 mod pages;
 mod plan;
+mod project;
 mod shared;
 mod writer;
 
@@ -47,7 +51,7 @@ use rntuple_container::write::{FileWriter, WriterOptions};
 use rntuple_container::Anchor;
 use rntuple_format::{Error, Result};
 
-pub use options::{FieldOverride, RealEncoding, WriteOptions};
+pub use options::{FieldOverride, Projection, RealEncoding, WriteOptions};
 pub use shared::SharedFileWriter;
 pub use writer::RNTupleWriter;
 

@@ -180,3 +180,45 @@ impl FieldOverride {
         FieldOverride { real: Some(encoding), ..Default::default() }
     }
 }
+
+/// A projected field (spec "Field Description", flag 0x02; ROOT's
+/// `RNTupleModel::AddProjectedField`): a new top-level field that presents
+/// data of a written field under another name and type. It has no data of
+/// its own (its columns are alias columns of the source's), so batches do not
+/// carry it.
+///
+/// * `source`: dotted path of a written field (`"jets._0.pt"`; on-disk names,
+///   `_0` for the items of collections).
+/// * `type_name: None`: the type is inferred: the source's own type, in one
+///   `ROOT::VecOps::RVec<…>` per collection the path crosses (what ROOT's
+///   `RNTupleImporter` makes of a TTree leaf list: `_collection0._0.Muon_pt`
+///   becomes `ROOT::VecOps::RVec<float>`). The source must not be untyped.
+/// * `type_name: Some(t)`: `t` must describe the source's structure: one
+///   vector-like collection (`ROOT::VecOps::RVec`, `std::vector`, sets) per
+///   collection crossed, then the source's fundamental type or `std::string`,
+///   or any collection type for a collection source (with a type that
+///   describes its items), a map for a collection of pairs, `std::pair` /
+///   `std::tuple` for a record of `_0`, `_1`, …, the class name of a typed
+///   record, or `ROOT::RNTupleCardinality<std::uint32_t|std::uint64_t>` for
+///   the sizes of a collection.
+///
+/// Projections through `std::array`, `std::bitset` and `std::variant` are not
+/// supported (spec).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Projection {
+    pub name: String,
+    pub source: String,
+    pub type_name: Option<String>,
+}
+
+impl Projection {
+    /// A projection whose type is inferred from the source.
+    pub fn new(name: impl Into<String>, source: impl Into<String>) -> Self {
+        Projection { name: name.into(), source: source.into(), type_name: None }
+    }
+
+    /// A projection of the given C++ type.
+    pub fn typed(name: impl Into<String>, type_name: impl Into<String>, source: impl Into<String>) -> Self {
+        Projection { name: name.into(), source: source.into(), type_name: Some(type_name.into()) }
+    }
+}

@@ -132,8 +132,34 @@ struct Encoded {
 
 impl Columns {
     pub fn new(plans: &[ColumnPlan], options: &WriteOptions) -> Result<Self> {
-        let mut cols = Vec::with_capacity(plans.len());
-        for (i, p) in plans.iter().enumerate() {
+        let threads = match options.compression_threads {
+            _ if !options.compressed() => 1,
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let mut me = Columns {
+            cols: Vec::with_capacity(plans.len()),
+            compression: options.compression,
+            checksums: options.page_checksums,
+            budget: options.effective_page_buffer_budget(),
+            allocated: 0,
+            order: BTreeSet::new(),
+            queue: Vec::new(),
+            queued_bytes: 0,
+            // Enough pages to keep every thread busy, few enough to stay a small
+            // part of the memory the page buffers take.
+            queue_limit: (options.max_unzipped_page_size.saturating_mul(2 * threads as u64)).max(1 << 20),
+            threads,
+        };
+        me.add(plans, options)?;
+        Ok(me)
+    }
+
+    /// Adds buffers for new columns (late schema extension); a deferred
+    /// column's elements are counted from its first element index.
+    pub fn add(&mut self, plans: &[ColumnPlan], options: &WriteOptions) -> Result<()> {
+        for p in plans {
+            let i = self.cols.len();
             let initial = options.initial_unzipped_page_size / p.mem_size;
             if initial < 1 {
                 return Err(Error::InvalidArgument {
@@ -146,9 +172,19 @@ impl Columns {
             // At most 2^31 - 1 elements per page (the page list's 31-bit count).
             let max = (options.max_unzipped_page_size / p.mem_size).clamp(1, i32::MAX as u64) as usize;
             let initial = (initial as usize).min(max);
+            let bytes = initial as u64 * p.mem_size;
+            if !self.try_evict(bytes, 0)? {
+                return Err(Error::InvalidArgument {
+                    message: format!(
+                        "page buffer budget of {} bytes cannot hold the initial pages of {} columns",
+                        self.budget,
+                        i + 1
+                    ),
+                });
+            }
             let mut values = p.empty.clone();
             values.reserve(initial);
-            cols.push(ColumnBuf {
+            self.cols.push(ColumnBuf {
                 spec: p.spec,
                 values,
                 empty: p.empty.clone(),
@@ -157,47 +193,13 @@ impl Columns {
                 max,
                 cap: initial,
                 sealed: Vec::new(),
-                first_element: 0,
+                first_element: p.first_element,
                 n_cluster: 0,
             });
+            self.allocated += bytes;
+            self.order.insert((Reverse(bytes), Reverse(i)));
         }
-        let mut me = Columns {
-            cols,
-            compression: options.compression,
-            checksums: options.page_checksums,
-            budget: options.effective_page_buffer_budget(),
-            allocated: 0,
-            order: BTreeSet::new(),
-            queue: Vec::new(),
-            queued_bytes: 0,
-            queue_limit: 0,
-            threads: 1,
-        };
-        me.threads = match options.compression_threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        };
-        if !options.compressed() {
-            me.threads = 1;
-        }
-        // Enough pages to keep every thread busy, few enough to stay a small
-        // part of the memory the page buffers take.
-        me.queue_limit = (options.max_unzipped_page_size.saturating_mul(2 * me.threads as u64)).max(1 << 20);
-        for i in 0..me.cols.len() {
-            let bytes = me.cols[i].cap_bytes();
-            if !me.try_evict(bytes, 0)? {
-                return Err(Error::InvalidArgument {
-                    message: format!(
-                        "page buffer budget of {} bytes cannot hold the initial pages of {} columns",
-                        me.budget,
-                        me.cols.len()
-                    ),
-                });
-            }
-            me.allocated += bytes;
-            me.order.insert((Reverse(bytes), Reverse(i)));
-        }
-        Ok(me)
+        Ok(())
     }
 
     /// Appends `s` to column `col`, sealing pages as they fill.
@@ -337,31 +339,34 @@ impl Columns {
     fn compress_queue(&mut self) -> Result<()> {
         let queue = std::mem::take(&mut self.queue);
         self.queued_bytes = 0;
+        let cols: Vec<usize> = queue.iter().map(|e| e.col).collect();
         let (compression, checksums) = (self.compression, self.checksums);
-        let seal_one = |e: &Encoded| -> Result<SealedPage> {
-            let mut bytes = compress(&e.page, compression)?;
+        let seal_one = move |e: Encoded| -> Result<SealedPage> {
+            let packed_size = e.page.len() as u64;
+            // Uncompressed (level 0): the encoded page is the stored page; no copy.
+            let mut bytes = if compression % 100 == 0 { e.page } else { compress(&e.page, compression)? };
             let data_size = bytes.len() as u64;
             let checksum = checksums.then(|| xxh3_64(&bytes));
             if let Some(sum) = checksum {
                 bytes.extend_from_slice(&sum.to_le_bytes());
             }
-            Ok(SealedPage {
-                num_elements: e.num_elements,
-                bytes,
-                data_size,
-                packed_size: e.page.len() as u64,
-                checksum,
-            })
+            Ok(SealedPage { num_elements: e.num_elements, bytes, data_size, packed_size, checksum })
         };
         let threads = self.threads.min(queue.len()).max(1);
         let sealed: Vec<Result<SealedPage>> = if threads == 1 {
-            queue.iter().map(seal_one).collect()
+            queue.into_iter().map(seal_one).collect()
         } else {
+            // Contiguous shares of the queue, one per thread.
             let share = queue.len().div_ceil(threads);
+            let mut shares: Vec<Vec<Encoded>> = Vec::with_capacity(threads);
+            let mut rest = queue.into_iter().peekable();
+            while rest.peek().is_some() {
+                shares.push(rest.by_ref().take(share).collect());
+            }
             std::thread::scope(|scope| {
-                let handles: Vec<_> = queue
-                    .chunks(share)
-                    .map(|chunk| scope.spawn(move || chunk.iter().map(seal_one).collect::<Vec<_>>()))
+                let handles: Vec<_> = shares
+                    .into_iter()
+                    .map(|chunk| scope.spawn(move || chunk.into_iter().map(seal_one).collect::<Vec<_>>()))
                     .collect();
                 handles
                     .into_iter()
@@ -372,8 +377,8 @@ impl Columns {
                     .collect()
             })
         };
-        for (e, page) in queue.iter().zip(sealed) {
-            self.cols[e.col].sealed.push(page?);
+        for (col, page) in cols.into_iter().zip(sealed) {
+            self.cols[col].sealed.push(page?);
         }
         Ok(())
     }

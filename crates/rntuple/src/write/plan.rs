@@ -39,7 +39,8 @@ use rntuple_format::{Error, Result};
 
 use super::cpp::{parse, primitive_name, CppType};
 use super::names::check_name;
-use super::options::{FieldOverride, RealEncoding, WriteOptions};
+use super::options::{FieldOverride, Projection, RealEncoding, WriteOptions};
+use super::project::add_projection;
 use crate::schema::Primitive;
 
 /// Most alternatives of a variant (spec "std::variant").
@@ -58,10 +59,24 @@ pub(crate) enum Shape {
     Optional,
     /// `std::array<T,N>`: repetitive field without columns.
     Array(u64),
+    /// `std::bitset<N>`: repetitive leaf with one `Bit` column, `N` bits per entry.
+    Bitset(u64),
     /// Record (untyped, class, pair, tuple): no columns.
     Record,
     /// `std::variant`: `Switch` column, one subfield per alternative.
     Variant,
+}
+
+impl Shape {
+    /// The structural role of a field of this shape (spec "Field Description").
+    pub fn role(self) -> StructuralRole {
+        match self {
+            Shape::Leaf(_) | Shape::String | Shape::Array(_) | Shape::Bitset(_) => StructuralRole::Leaf,
+            Shape::Vector | Shape::Optional => StructuralRole::Collection,
+            Shape::Record => StructuralRole::Record,
+            Shape::Variant => StructuralRole::Variant,
+        }
+    }
 }
 
 /// One field of the write schema.
@@ -79,9 +94,42 @@ pub(crate) struct PlanField {
     pub columns: Vec<usize>,
     /// For variants: the Arrow union type id of each alternative.
     pub union_type_ids: Vec<i8>,
+    /// For collections: how their items are ordered when written.
+    pub order: Order,
     split: Option<bool>,
     index32: Option<bool>,
     real: Option<RealEncoding>,
+}
+
+/// The order in which a collection's items are written. ROOT's ordered
+/// associative containers (`std::set`, `std::map` and their multi variants)
+/// hold their items sorted by `std::less` of the key (a map's key is its
+/// pair's `_0`), and the unique ones without equal keys: the writer sorts the
+/// items of every entry (stably, so equal keys keep their input order, as
+/// the multi containers' inserts do) and, for `std::set` and `std::map`,
+/// keeps the first of equal keys (as their `insert` does). Keys compare as
+/// Arrow's `make_comparator` does: numbers by value (`-0.0` before `0.0`;
+/// NaN is refused, having no order), strings bytewise (as
+/// `std::char_traits<char>`), nulls (empty optionals) first, lists and
+/// structs lexicographically. Unordered containers are written as given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Order {
+    #[default]
+    AsGiven,
+    /// `std::multiset`, `std::multimap`.
+    Sorted,
+    /// `std::set`, `std::map`.
+    SortedUnique,
+}
+
+impl Order {
+    fn of_template(tmpl: &str) -> Order {
+        match tmpl {
+            "std::set" | "std::map" => Order::SortedUnique,
+            "std::multiset" | "std::multimap" => Order::Sorted,
+            _ => Order::AsGiven,
+        }
+    }
 }
 
 /// One physical column.
@@ -92,6 +140,9 @@ pub(crate) struct ColumnPlan {
     pub mem_size: u64,
     /// An empty buffer of the values the column is filled with.
     pub empty: ColumnValues,
+    /// Index of the column's first element: non-zero for a column added by
+    /// late schema extension (a deferred column, spec "Column Description").
+    pub first_element: u64,
 }
 
 impl ColumnPlan {
@@ -102,13 +153,18 @@ impl ColumnPlan {
     }
 }
 
-/// The whole write schema.
+/// The whole write schema. It grows by [`Plan::extend`]: fields, columns
+/// and alias columns only ever get appended, so the ids given out stay valid.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
+    /// Top-level fields written from Arrow data, in the order of the Arrow schema.
     pub fields: Vec<PlanField>,
+    /// Physical columns; index = column id.
     pub columns: Vec<ColumnPlan>,
+    /// Every field (written and projected), physical column and alias column.
     pub schema: SchemaDescription,
-    pub num_fields: usize,
+    /// Names of all top-level fields, written and projected.
+    pub top_names: HashSet<String>,
 }
 
 impl Plan {
@@ -117,12 +173,40 @@ impl Plan {
         overrides: &HashMap<String, FieldOverride>,
         options: &WriteOptions,
     ) -> Result<Self> {
+        let mut plan = Plan {
+            fields: Vec::new(),
+            columns: Vec::new(),
+            schema: SchemaDescription::default(),
+            top_names: HashSet::new(),
+        };
+        plan.extend(arrow, overrides, &[], options, 0)?;
+        Ok(plan)
+    }
+
+    /// Adds the top-level fields of `arrow` (written as `overrides` say) and
+    /// the `projections`, all or nothing. `first_entry` is the number of
+    /// entries written before: non-zero for late schema extension, where the
+    /// new columns are deferred (ROOT's `RFieldBase::EntryToColumnElementIndex`:
+    /// the principal column starts at `first_entry` times the enclosing array
+    /// sizes; columns below a collection or variant, and the second column of
+    /// a string, start at 0).
+    pub fn extend(
+        &mut self,
+        arrow: &ArrowSchema,
+        overrides: &HashMap<String, FieldOverride>,
+        projections: &[Projection],
+        options: &WriteOptions,
+        first_entry: u64,
+    ) -> Result<()> {
         let mut b = Builder { overrides, options, used: HashSet::new() };
         let mut top = Vec::with_capacity(arrow.fields().len());
         let mut seen = HashSet::new();
         for f in arrow.fields() {
             if !seen.insert(f.name().as_str()) {
                 return Err(invalid(format!("the schema has two top-level fields named '{}'", f.name())));
+            }
+            if self.top_names.contains(f.name()) {
+                return Err(invalid(format!("the RNTuple already has a top-level field named '{}'", f.name())));
             }
             top.push(b.field(f.name(), f.name(), f.data_type(), f.is_nullable(), None, true, true)?);
         }
@@ -134,34 +218,47 @@ impl Plan {
                 unused.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
             )));
         }
-        let mut plan =
-            Plan { fields: Vec::new(), columns: Vec::new(), schema: SchemaDescription::default(), num_fields: 0 };
+        let mut next = self.clone();
         for mut f in top {
-            let id = plan.schema.fields.len() as u32;
-            plan.assign(&mut f, id, options)?;
-            plan.fields.push(f);
+            let id = next.schema.fields.len() as u32;
+            next.assign(&mut f, id, options, first_entry)?;
+            next.top_names.insert(f.name.clone());
+            next.fields.push(f);
         }
-        plan.num_fields = plan.schema.fields.len();
-        Ok(plan)
+        for p in projections {
+            add_projection(&mut next, p)?;
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// The written field at a dotted path, with the fields above it (top-level first).
+    pub fn find(&self, path: &str) -> Option<Vec<&PlanField>> {
+        let mut parts = path.split('.');
+        let first = parts.next()?;
+        let mut chain = vec![self.fields.iter().find(|f| f.name == first)?];
+        for part in parts {
+            let parent = chain[chain.len() - 1];
+            chain.push(parent.children.iter().find(|c| c.name == part)?);
+        }
+        Some(chain)
     }
 
     /// Gives `f` and its subfields ids in pre-order (ROOT's order: a field,
     /// then its subtree) and attaches their columns in the same order.
-    fn assign(&mut self, f: &mut PlanField, parent: u32, options: &WriteOptions) -> Result<()> {
+    /// `first` is the first element index of the field's principal column.
+    fn assign(&mut self, f: &mut PlanField, parent: u32, options: &WriteOptions, first: u64) -> Result<()> {
         let id = self.schema.fields.len() as u32;
         f.id = id;
-        let (role, array_size) = match f.shape {
-            Shape::Leaf(_) | Shape::String => (StructuralRole::Leaf, None),
-            Shape::Array(n) => (StructuralRole::Leaf, Some(n)),
-            Shape::Vector | Shape::Optional => (StructuralRole::Collection, None),
-            Shape::Record => (StructuralRole::Record, None),
-            Shape::Variant => (StructuralRole::Variant, None),
+        let array_size = match f.shape {
+            Shape::Array(n) | Shape::Bitset(n) => Some(n),
+            _ => None,
         };
         self.schema.fields.push(FieldDescriptor {
             field_version: 0,
             type_version: 0,
             parent_id: parent,
-            role,
+            role: f.shape.role(),
             flags: 0,
             name: f.name.clone(),
             type_name: f.type_name.clone(),
@@ -186,12 +283,18 @@ impl Plan {
             Shape::String => vec![(index, 0, None, 8), (ColumnType::Char, 8, None, 1)],
             Shape::Vector | Shape::Optional => vec![(index, 0, None, 8)],
             Shape::Variant => vec![(ColumnType::Switch, 0, None, 16)],
+            Shape::Bitset(_) => vec![(ColumnType::Bit, 0, None, 1)],
             Shape::Array(_) | Shape::Record => Vec::new(),
         };
-        for (column_type, bits, range, mem_size) in columns {
+        let principal_first = match f.shape {
+            Shape::Bitset(n) => first * n,
+            _ => first,
+        };
+        for (k, (column_type, bits, range, mem_size)) in columns.into_iter().enumerate() {
             let bits = if bits == 0 { column_type.default_bits().unwrap_or(0) } else { bits };
             let spec =
                 ColumnSpec::new(column_type, bits, range).map_err(|e| e.within(&format!("field '{}'", f.path)))?;
+            let first_element = if k == 0 { principal_first } else { 0 };
             f.columns.push(self.columns.len());
             self.schema.columns.push(ColumnDescriptor {
                 column_type,
@@ -199,17 +302,22 @@ impl Plan {
                 field_id: id,
                 flags: 0,
                 representation_index: 0,
-                first_element_index: None,
+                first_element_index: (first_element > 0).then_some(first_element as i64),
                 value_range: range,
             });
             let empty = match f.shape {
                 Shape::Leaf(p) => leaf_values(p),
                 _ => ColumnValues::for_column(column_type)?,
             };
-            self.columns.push(ColumnPlan { spec, mem_size, empty });
+            self.columns.push(ColumnPlan { spec, mem_size, empty, first_element });
         }
+        let child_first = match f.shape {
+            Shape::Array(n) => first * n,
+            Shape::Record => first,
+            _ => 0,
+        };
         for c in &mut f.children {
-            self.assign(c, id, options)?;
+            self.assign(c, id, options, child_first)?;
         }
         Ok(())
     }
@@ -362,6 +470,7 @@ fn node(
         children,
         columns: Vec::new(),
         union_type_ids: Vec::new(),
+        order: Order::AsGiven,
         split: None,
         index32: None,
         real: None,
@@ -401,7 +510,9 @@ fn apply_real(f: &mut PlanField, enc: RealEncoding) -> Result<()> {
 /// [`template_names`]).
 fn map_node(name: &str, path: &str, tmpl: &str, pair: PlanField) -> PlanField {
     let (type_name, alias) = template_names(tmpl, &pair.children, "");
-    node(name, path, Shape::Vector, type_name, alias, vec![pair])
+    let mut f = node(name, path, Shape::Vector, type_name, alias, vec![pair]);
+    f.order = Order::of_template(tmpl);
+    f
 }
 
 fn child_path(path: &str, name: &str) -> String {
@@ -459,7 +570,7 @@ impl Builder<'_> {
             }
         }
         if let Some(s) = ov.split {
-            if matches!(f.shape, Shape::Array(_) | Shape::Record | Shape::Variant) {
+            if matches!(f.shape, Shape::Array(_) | Shape::Bitset(_) | Shape::Record | Shape::Variant) {
                 return Err(invalid(format!("field '{path}' has no columns with a split encoding")));
             }
             f.split = Some(s);
@@ -643,7 +754,9 @@ impl Builder<'_> {
                     let cpath = child_path(path, "_0");
                     let child = self.field("_0", &cpath, f.data_type(), false, Some(*item), false, false)?;
                     let (t, a) = template_names(tmpl, std::slice::from_ref(&child), "");
-                    Ok(node(name, path, Shape::Vector, t, a, vec![child]))
+                    let mut f = node(name, path, Shape::Vector, t, a, vec![child]);
+                    f.order = Order::of_template(tmpl);
+                    Ok(f)
                 }
                 _ => Err(mismatch(tmpl)),
             },
@@ -709,6 +822,26 @@ impl Builder<'_> {
             CppType::Optional { .. } => {
                 Err(invalid(format!("field '{path}': an optional of an optional cannot be written from Arrow data")))
             }
+            CppType::Bitset(size) => {
+                let fits = match dt {
+                    DataType::FixedSizeList(f, n) => {
+                        i64::from(*n) == size as i64 && matches!(f.data_type(), DataType::Boolean)
+                    }
+                    DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => size <= 64,
+                    _ => false,
+                };
+                if !fits {
+                    return Err(mismatch(&format!(
+                        "std::bitset<{size}> (a fixed-size list of {size} booleans, or unsigned integers for up to 64 \
+                         bits)"
+                    )));
+                }
+                Ok(node(name, path, Shape::Bitset(size), format!("std::bitset<{size}>"), String::new(), Vec::new()))
+            }
+            CppType::Cardinality { .. } => Err(invalid(format!(
+                "field '{path}': ROOT::RNTupleCardinality presents the sizes of a collection; it can only be a \
+                 projected field (see projections)"
+            ))),
         }
     }
 }

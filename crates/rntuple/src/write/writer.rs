@@ -3,19 +3,20 @@
 use std::collections::HashMap;
 
 use arrow_array::RecordBatch;
-use arrow_schema::Schema as ArrowSchema;
+use arrow_schema::{Schema as ArrowSchema, SchemaBuilder};
 use rntuple_container::Anchor;
 use rntuple_format::compression::compress;
 use rntuple_format::envelope::{write_header, write_page_list};
 use rntuple_format::model::{
     ClusterGroupDescriptor, ClusterSummary, ColumnPageRange, EnvelopeLink, Footer, Header, Locator, PageList,
+    SchemaDescription,
 };
 use rntuple_format::{Error, Result};
 
 use super::fill::{check_type, check_values, unzipped_bytes, Filler};
 use super::layout::write_cluster_pages;
 use super::names::check_name;
-use super::options::{FieldOverride, WriteOptions};
+use super::options::{FieldOverride, Projection, WriteOptions};
 use super::pages::Columns;
 use super::plan::Plan;
 use super::shared::SharedFileWriter;
@@ -31,8 +32,7 @@ fn writer_identifier() -> String {
 
 /// Writes one RNTuple into a container file.
 ///
-/// The header envelope is written when the writer is created; entries are
-/// appended with [`RNTupleWriter::write_batch`]; clusters are committed when
+/// Entries are appended with [`RNTupleWriter::write_batch`]; clusters are committed when
 /// their estimated compressed size reaches
 /// [`WriteOptions::approx_zipped_cluster_size`] (or explicitly with
 /// [`RNTupleWriter::commit_cluster`]); [`RNTupleWriter::close`] commits the
@@ -43,6 +43,13 @@ fn writer_identifier() -> String {
 /// batch may have been appended. [`RNTupleWriter::check_batch`] finds the
 /// errors of a batch's values beforehand.
 ///
+/// The schema is the Arrow schema given at creation; [`RNTupleWriter::add_fields`]
+/// adds written and projected fields. The header envelope is written with
+/// the first entry (or at `close`): fields added before then are in the
+/// header; fields added later are in the footer's schema extension with
+/// deferred columns (late model extension, as ROOT's `RNTupleModelUpdater`),
+/// and the entries before them read as the types' zero values.
+///
 /// The writer borrows its file ([`RNTupleWriter::new`]) or owns a handle to
 /// it ([`RNTupleWriter::new_shared`], `RNTupleWriter<'static>`).
 pub struct RNTupleWriter<'f> {
@@ -52,8 +59,8 @@ pub struct RNTupleWriter<'f> {
     plan: Plan,
     arrow_schema: ArrowSchema,
     filler: Filler,
-    header: EnvelopeLink,
-    header_checksum: u64,
+    /// Set once the header envelope is written.
+    header: Option<WrittenHeader>,
     /// Entries committed in earlier clusters.
     first_entry: u64,
     cluster_entries: u64,
@@ -66,6 +73,17 @@ pub struct RNTupleWriter<'f> {
     pending: Vec<(ClusterSummary, Vec<ColumnPageRange>)>,
     groups: Vec<ClusterGroupDescriptor>,
     poisoned: bool,
+}
+
+/// The header envelope as written, and how much of the schema it holds (the
+/// rest goes into the footer's schema extension).
+#[derive(Debug, Clone, Copy)]
+struct WrittenHeader {
+    link: EnvelopeLink,
+    checksum: u64,
+    fields: usize,
+    columns: usize,
+    alias_columns: usize,
 }
 
 /// Where the writer's payloads go.
@@ -150,26 +168,17 @@ impl<'f> RNTupleWriter<'f> {
         check_name(base, "RNTuple", name)?;
         let plan = Plan::new(schema, overrides, &options)?;
         let columns = Columns::new(&plan.columns, &options)?;
-        let filler = Filler { columns, counts: vec![0; plan.num_fields] };
-        let header = Header {
-            feature_flags: Vec::new(),
-            name: base.to_string(),
-            description: options.description.clone(),
-            writer: writer_identifier(),
-            schema: plan.schema.clone(),
-        };
-        let (bytes, header_checksum) = write_header(&header)?;
+        let filler = Filler { columns, counts: vec![0; plan.schema.fields.len()] };
         let scale = if options.compressed() { 2 } else { 1 };
         let unzipped_estimate = options.approx_zipped_cluster_size.saturating_mul(scale);
-        let mut me = RNTupleWriter {
+        Ok(RNTupleWriter {
             sink,
             name: name.to_string(),
             options,
             plan,
             arrow_schema: schema.clone(),
             filler,
-            header: EnvelopeLink::default(),
-            header_checksum,
+            header: None,
             first_entry: 0,
             cluster_entries: 0,
             cluster_unzipped: 0,
@@ -179,9 +188,65 @@ impl<'f> RNTupleWriter<'f> {
             pending: Vec::new(),
             groups: Vec::new(),
             poisoned: false,
+        })
+    }
+
+    /// Writes the header envelope with the schema so far, once.
+    fn ensure_header(&mut self) -> Result<WrittenHeader> {
+        if let Some(h) = self.header {
+            return Ok(h);
+        }
+        let base = self.name.rsplit_once('/').map_or(self.name.as_str(), |(_, b)| b);
+        let header = Header {
+            feature_flags: Vec::new(),
+            name: base.to_string(),
+            description: self.options.description.clone(),
+            writer: writer_identifier(),
+            schema: self.plan.schema.clone(),
         };
-        me.header = me.write_envelope(&bytes)?;
-        Ok(me)
+        let (bytes, checksum) = write_header(&header)?;
+        let link = self.write_envelope(&bytes)?;
+        let h = WrittenHeader {
+            link,
+            checksum,
+            fields: self.plan.schema.fields.len(),
+            columns: self.plan.schema.columns.len(),
+            alias_columns: self.plan.schema.alias_columns.len(),
+        };
+        self.header = Some(h);
+        Ok(h)
+    }
+
+    /// Adds top-level fields: the fields of `schema` (written from batches,
+    /// as `overrides` say; paths are those of the new fields) and the
+    /// `projections` (of any written field, old or new). From then on batches
+    /// carry the new fields after the old ones ([`RNTupleWriter::schema`]).
+    ///
+    /// Before the first entry the fields go into the header. After it, they
+    /// go into the footer's schema extension (spec "Schema Extension Record
+    /// Frame"), their columns deferred to the entries written so far (spec
+    /// "Column Description", flag 0x01): ROOT reads the earlier entries as
+    /// zero values (0, empty collections and strings, empty optionals,
+    /// variants in their first alternative's zero value). All or nothing:
+    /// a refused addition leaves the writer as it was.
+    pub fn add_fields(
+        &mut self,
+        schema: &ArrowSchema,
+        overrides: &HashMap<String, FieldOverride>,
+        projections: &[Projection],
+    ) -> Result<()> {
+        self.usable()?;
+        let first_entry = self.num_entries();
+        let old_columns = self.plan.columns.len();
+        self.plan.extend(schema, overrides, projections, &self.options, first_entry)?;
+        let mut merged = SchemaBuilder::from(self.arrow_schema.fields());
+        for f in schema.fields() {
+            merged.push(f.clone());
+        }
+        self.arrow_schema = merged.finish().with_metadata(self.arrow_schema.metadata().clone());
+        self.filler.counts.resize(self.plan.schema.fields.len(), 0);
+        let r = self.filler.columns.add(&self.plan.columns[old_columns..], &self.options);
+        self.guard(r)
     }
 
     /// Checks that `batch` can be appended: its schema (as
@@ -197,9 +262,15 @@ impl<'f> RNTupleWriter<'f> {
         Ok(())
     }
 
-    /// The Arrow schema the writer was created with.
+    /// The Arrow schema of the batches: the schema the writer was created
+    /// with and the fields added since.
     pub fn schema(&self) -> &ArrowSchema {
         &self.arrow_schema
+    }
+
+    /// Whether an earlier failure stopped the writer (it refuses further work).
+    pub fn has_failed(&self) -> bool {
+        self.poisoned
     }
 
     /// Entries written so far (committed or not).
@@ -235,7 +306,10 @@ impl<'f> RNTupleWriter<'f> {
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.usable()?;
         self.check_schema(batch)?;
-        let r = self.append_batch(batch);
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let r = self.ensure_header().and_then(|_| self.append_batch(batch));
         self.guard(r)
     }
 
@@ -375,7 +449,8 @@ impl<'f> RNTupleWriter<'f> {
         let entry_span = pending.iter().map(|(s, _)| s.num_entries).sum();
         let num_clusters = pending.len() as u32;
         let (clusters, page_locations) = pending.into_iter().unzip();
-        let list = PageList { header_checksum: self.header_checksum, clusters, page_locations };
+        let header_checksum = self.ensure_header()?.checksum;
+        let list = PageList { header_checksum, clusters, page_locations };
         let (bytes, _) = write_page_list(&list)?;
         let page_list = self.write_envelope(&bytes)?;
         self.groups.push(ClusterGroupDescriptor { min_entry, entry_span, num_clusters, page_list });
@@ -386,12 +461,20 @@ impl<'f> RNTupleWriter<'f> {
     /// anchor.
     pub fn close(mut self) -> Result<()> {
         self.usable()?;
+        let header = self.ensure_header()?;
         self.commit_cluster_inner()?;
         self.commit_cluster_group_inner()?;
+        let s = &self.plan.schema;
+        let schema_extension = SchemaDescription {
+            fields: s.fields[header.fields..].to_vec(),
+            columns: s.columns[header.columns..].to_vec(),
+            alias_columns: s.alias_columns[header.alias_columns..].to_vec(),
+            extra_type_info: Vec::new(),
+        };
         let footer = Footer {
             feature_flags: Vec::new(),
-            header_checksum: self.header_checksum,
-            schema_extension: Default::default(),
+            header_checksum: header.checksum,
+            schema_extension,
             cluster_groups: std::mem::take(&mut self.groups),
         };
         let bytes = footer_envelope(&footer)?;
@@ -402,9 +485,9 @@ impl<'f> RNTupleWriter<'f> {
             version_major,
             version_minor,
             version_patch,
-            seek_header: self.header.locator.offset,
-            nbytes_header: self.header.locator.size,
-            len_header: self.header.length,
+            seek_header: header.link.locator.offset,
+            nbytes_header: header.link.locator.size,
+            len_header: header.link.length,
             seek_footer: footer.locator.offset,
             nbytes_footer: footer.locator.size,
             len_footer: footer.length,

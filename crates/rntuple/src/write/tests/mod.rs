@@ -16,6 +16,9 @@ use rntuple_format::{Location, Result};
 
 use super::*;
 
+mod ordered;
+mod schema_changes;
+
 /// Blobs appended to one buffer; offsets start at 100 as in a ROOT file.
 #[derive(Debug)]
 struct MemorySink {
@@ -61,8 +64,9 @@ impl MemorySink {
         let spec = ColumnSpec::from_descriptor(&header.schema.columns[col]).unwrap();
         let mut out = ColumnValues::for_column(spec.column_type).unwrap();
         for list in lists {
-            for cluster in &list.page_locations {
-                for p in &cluster[col].pages {
+            // Clusters written before a column was added (schema extension) do not list it.
+            for cluster in list.page_locations.iter().filter_map(|c| c.get(col)) {
+                for p in &cluster.pages {
                     let raw = self.at(p.locator.offset, p.locator.size);
                     if p.has_checksum {
                         let sum = self.at(p.locator.offset + p.locator.size, 8);
@@ -250,6 +254,7 @@ fn the_page_buffer_budget_seals_the_largest_pages_early() {
             spec: ColumnSpec::new(rntuple_format::model::ColumnType::Int64, 64, None).unwrap(),
             mem_size: 8,
             empty: ColumnValues::I64(Vec::new()),
+            first_element: 0,
         })
         .collect();
     let pages_below_max = |budget: u64| {
