@@ -1,0 +1,616 @@
+"""A quick look at an RNTuple, like ``TTree::Draw``: ``rntuple.draw``.
+
+>>> h = rntuple.draw("nano.root:Events", "sqrt(Muon_pt**2 + Muon_eta**2)", cut="nMuon >= 2", bins=50,
+...                  range=(0, 200), output="muons.png")
+>>> h.counts, h.edges, h.underflow, h.overflow
+
+The expression and the cut are Python expressions parsed with ``ast`` and
+checked against a small whitelist; they are never given to ``eval``:
+
+* names of top-level fields (only those are read) and the constants ``pi``,
+  ``e``, ``inf`` and ``nan``; numbers and ``True``/``False``;
+* ``+ - * / // % **``, ``& | ^ ~``, comparisons (chains too), ``and``, ``or``,
+  ``not`` (element-wise);
+* ``field.member`` (a member of a record field) and ``field[i]`` (the ``i``-th
+  element of a collection in each entry; entries with fewer are skipped);
+* the functions in ``FUNCTIONS``: numpy's element-wise maths (``sqrt``,
+  ``abs``, ``log``, ``exp``, ``sin``, ``arctan2``, ``hypot``, ``minimum``,
+  ...) and per-entry reductions of collections (``len``, ``sum``, ``min``,
+  ``max``).
+
+Collections (jagged fields) are flattened consistently: values of one entry
+broadcast over the elements of a collection in that entry, so ``Muon_pt *
+MET_pt`` has one value per muon; two collections in one expression must have
+the same number of elements in each entry. A cut with one value per entry
+selects entries, a cut with one value per element selects elements; a
+non-boolean cut selects where it is non-zero. The histogram follows
+``numpy.histogram``: ``bins`` equal bins over ``range`` (default: the
+smallest and largest value), the last bin including its upper edge; values
+outside are counted as underflow and overflow, NaN values separately.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import awkward as ak
+import numpy as np
+
+from . import _lib
+from ._convert import Progress, atomic_output
+from ._file import open as open_file
+from ._ntuple import RNTuple
+
+__all__ = ["FUNCTIONS", "DrawError", "Histogram", "draw"]
+
+
+class DrawError(_lib.RNTupleError, ValueError):
+    """An expression, cut or argument that ``draw`` cannot use."""
+
+
+def _reduce(fn: Callable[..., Any]) -> Callable[[Any], Any]:
+    def reduce(x: Any) -> Any:
+        if not isinstance(x, ak.Array) or x.ndim < 2:
+            raise DrawError(f"{fn.__name__}() takes a collection (a field with several values per entry)")
+        return fn(x, axis=-1)
+
+    return reduce
+
+
+def _length(x: Any) -> Any:
+    if not isinstance(x, ak.Array) or x.ndim < 2:
+        raise DrawError("len() takes a collection (a field with several values per entry)")
+    return ak.num(x, axis=1)
+
+
+# name -> (function, number of arguments)
+FUNCTIONS: dict[str, tuple[Callable[..., Any], int]] = {
+    **{
+        name: (getattr(np, name), 1)
+        for name in (
+            "sqrt",
+            "abs",
+            "fabs",
+            "exp",
+            "expm1",
+            "exp2",
+            "log",
+            "log10",
+            "log2",
+            "log1p",
+            "sin",
+            "cos",
+            "tan",
+            "arcsin",
+            "arccos",
+            "arctan",
+            "sinh",
+            "cosh",
+            "tanh",
+            "arcsinh",
+            "arccosh",
+            "arctanh",
+            "floor",
+            "ceil",
+            "rint",
+            "sign",
+            "square",
+            "cbrt",
+            "isnan",
+            "isfinite",
+            "isinf",
+            "degrees",
+            "radians",
+        )
+    },
+    **{name: (getattr(np, name), 2) for name in ("arctan2", "hypot", "minimum", "maximum", "power", "fmod")},
+    "asin": (np.arcsin, 1),
+    "acos": (np.arccos, 1),
+    "atan": (np.arctan, 1),
+    "atan2": (np.arctan2, 2),
+    "where": (np.where, 3),
+    "len": (_length, 1),
+    "sum": (_reduce(ak.sum), 1),
+    "min": (_reduce(ak.min), 1),
+    "max": (_reduce(ak.max), 1),
+}
+CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
+
+_BINARY = {
+    ast.Add: np.add,
+    ast.Sub: np.subtract,
+    ast.Mult: np.multiply,
+    ast.Div: np.true_divide,
+    ast.FloorDiv: np.floor_divide,
+    ast.Mod: np.mod,
+    ast.Pow: np.power,
+    ast.BitAnd: np.bitwise_and,
+    ast.BitOr: np.bitwise_or,
+    ast.BitXor: np.bitwise_xor,
+}
+_COMPARE = {
+    ast.Lt: np.less,
+    ast.LtE: np.less_equal,
+    ast.Gt: np.greater,
+    ast.GtE: np.greater_equal,
+    ast.Eq: np.equal,
+    ast.NotEq: np.not_equal,
+}
+
+
+class Expression:
+    """A parsed, checked expression over the fields of an RNTuple."""
+
+    def __init__(self, text: str, what: str, fields: set[str]) -> None:
+        if not isinstance(text, str) or not text.strip():
+            raise DrawError(f"the {what} is empty")
+        self.text = text
+        self.what = what
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError as err:
+            raise DrawError(f"{what} {text!r}: syntax error at column {err.offset}: {err.msg}") from None
+        self.names: list[str] = []
+        self._fields = fields
+        self._check(tree.body)
+        self.tree = tree.body
+
+    def _fail(self, node: ast.AST, why: str) -> DrawError:
+        col = getattr(node, "col_offset", None)
+        where = f" (column {col + 1})" if col is not None else ""
+        return DrawError(f"{self.what} {self.text!r}{where}: {why}")
+
+    def _check(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool | int | float):
+                return
+            raise self._fail(node, f"only numbers can be constants, not {node.value!r}")
+        if isinstance(node, ast.Name):
+            if node.id in self._fields:
+                if node.id not in self.names:
+                    self.names.append(node.id)
+                return
+            if node.id in CONSTANTS:
+                return
+            if node.id in FUNCTIONS:
+                raise self._fail(node, f"{node.id} is a function: call it, {node.id}(...)")
+            raise self._fail(node, f"no field {node.id!r} (fields: {_some(self._fields)})")
+        if isinstance(node, ast.BinOp):
+            if type(node.op) not in _BINARY:
+                raise self._fail(node, f"operator {type(node.op).__name__} is not allowed")
+            self._check(node.left)
+            self._check(node.right)
+            return
+        if isinstance(node, ast.UnaryOp):
+            if not isinstance(node.op, ast.USub | ast.UAdd | ast.Not | ast.Invert):
+                raise self._fail(node, f"operator {type(node.op).__name__} is not allowed")
+            self._check(node.operand)
+            return
+        if isinstance(node, ast.BoolOp):
+            for v in node.values:
+                self._check(v)
+            return
+        if isinstance(node, ast.Compare):
+            for op in node.ops:
+                if type(op) not in _COMPARE:
+                    raise self._fail(node, f"comparison {type(op).__name__} is not allowed")
+            self._check(node.left)
+            for c in node.comparators:
+                self._check(c)
+            return
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+                name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+                raise self._fail(node, f"unknown function {name!r} (functions: {', '.join(sorted(FUNCTIONS))})")
+            if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+                raise self._fail(node, f"{node.func.id}() takes positional arguments only")
+            arity = FUNCTIONS[node.func.id][1]
+            if len(node.args) != arity:
+                raise self._fail(node, f"{node.func.id}() takes {arity} argument(s), not {len(node.args)}")
+            for a in node.args:
+                self._check(a)
+            return
+        if isinstance(node, ast.Attribute):
+            if node.attr.startswith("__"):
+                raise self._fail(node, f"no member {node.attr!r}")
+            self._check(node.value)
+            return
+        if isinstance(node, ast.Subscript):
+            index = node.slice
+            if not (isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0):
+                raise self._fail(node, "an index must be a non-negative integer, as in Muon_pt[0]")
+            self._check(node.value)
+            return
+        raise self._fail(node, f"{type(node).__name__} is not allowed in an expression")
+
+    def evaluate(self, env: dict[str, Any]) -> Any:
+        with np.errstate(all="ignore"):
+            try:
+                return self._eval(self.tree, env)
+            except DrawError:
+                raise
+            except (ValueError, TypeError, IndexError) as err:
+                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                raise DrawError(f"{self.what} {self.text!r}: {first}") from None
+
+    def _eval(self, node: ast.AST, env: dict[str, Any]) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return env[node.id] if node.id in env else CONSTANTS[node.id]
+        if isinstance(node, ast.BinOp):
+            return _BINARY[type(node.op)](self._eval(node.left, env), self._eval(node.right, env))
+        if isinstance(node, ast.UnaryOp):
+            v = self._eval(node.operand, env)
+            if isinstance(node.op, ast.USub):
+                return np.negative(v)
+            if isinstance(node.op, ast.UAdd):
+                return v
+            if isinstance(node.op, ast.Not):
+                return np.logical_not(v)
+            return np.invert(v)
+        if isinstance(node, ast.BoolOp):
+            combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+            out = self._eval(node.values[0], env)
+            for v in node.values[1:]:
+                out = combine(out, self._eval(v, env))
+            return out
+        if isinstance(node, ast.Compare):
+            left = self._eval(node.left, env)
+            out = None
+            for op, comp in zip(node.ops, node.comparators, strict=True):
+                right = self._eval(comp, env)
+                part = _COMPARE[type(op)](left, right)
+                out = part if out is None else np.logical_and(out, part)
+                left = right
+            return out
+        if isinstance(node, ast.Call):
+            fn = FUNCTIONS[node.func.id][0]  # type: ignore[union-attr]
+            return fn(*(self._eval(a, env) for a in node.args))
+        if isinstance(node, ast.Attribute):
+            value = self._eval(node.value, env)
+            if not isinstance(value, ak.Array) or node.attr not in ak.fields(value):
+                members = ak.fields(value) if isinstance(value, ak.Array) else []
+                raise self._fail(node, f"no member {node.attr!r} (members: {members})")
+            return value[node.attr]
+        if isinstance(node, ast.Subscript):
+            value = self._eval(node.value, env)
+            i = node.slice.value  # type: ignore[attr-defined]
+            if not isinstance(value, ak.Array) or value.ndim < 2:
+                raise self._fail(node, "only a collection can be indexed")
+            return ak.pad_none(value, i + 1, axis=1)[:, i]
+        raise self._fail(node, f"{type(node).__name__} is not allowed")  # unreachable: _check refused it
+
+
+def _some(names: set[str], n: int = 12) -> str:
+    listed = sorted(names)
+    return ", ".join(listed[:n]) + (f", ... ({len(listed)} in all)" if len(listed) > n else "")
+
+
+@dataclass
+class Histogram:
+    """The result of ``draw``: counts per bin and what fell outside."""
+
+    counts: np.ndarray
+    edges: np.ndarray
+    underflow: int
+    overflow: int
+    nan: int
+    """NaN values (not counted anywhere else)."""
+    entries: int
+    """Values filled: in the bins, underflow and overflow."""
+    mean: float
+    """Mean of the values in the bins (``nan`` if none)."""
+    std: float
+    """Standard deviation of the values in the bins."""
+    expression: str
+    cut: str | None
+    output: str | None
+    """The PNG written, if any."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values (what ``rntuple draw --json`` prints)."""
+        return {
+            "expression": self.expression,
+            "cut": self.cut,
+            "counts": [int(c) for c in self.counts],
+            "edges": [float(e) for e in self.edges],
+            "underflow": self.underflow,
+            "overflow": self.overflow,
+            "nan": self.nan,
+            "entries": self.entries,
+            "mean": None if math.isnan(self.mean) else self.mean,
+            "std": None if math.isnan(self.std) else self.std,
+            "output": self.output,
+        }
+
+    def summary(self) -> str:
+        lo, hi = self.edges[0], self.edges[-1]
+        text = (
+            f"{self.expression}: {len(self.counts)} bins over [{lo:g}, {hi:g}], {self.entries:,} entries, "
+            f"mean {self.mean:.6g}, std dev {self.std:.6g}, underflow {self.underflow:,}, overflow {self.overflow:,}"
+        )
+        if self.nan:
+            text += f", NaN {self.nan:,}"
+        return text
+
+
+def _flat_values(values: Any, what: str, text: str) -> np.ndarray:
+    if isinstance(values, bool | int | float | np.number | np.bool_):
+        raise DrawError(f"{what} {text!r} is a constant; use at least one field")
+    if isinstance(values, ak.Array):
+        if values.fields:
+            raise DrawError(f"{what} {text!r} is a record (members: {values.fields}); draw one of its members")
+        flat = ak.flatten(values, axis=None)
+        try:
+            out = ak.to_numpy(flat)
+        except (ValueError, TypeError) as err:
+            raise DrawError(f"{what} {text!r} has values that are not numbers ({flat.type})") from err
+    else:
+        out = np.asarray(values)
+    if out.dtype.kind not in "biuf":
+        raise DrawError(f"{what} {text!r} has values that are not numbers (dtype {out.dtype})")
+    return out.astype(np.float64, copy=False)
+
+
+def _select(values: Any, cut: Any, expr: Expression, cut_expr: Expression) -> Any:
+    """The values of ``expr`` where ``cut`` holds (broadcast per entry / per element)."""
+    if isinstance(cut, ak.Array) and cut.fields:
+        raise DrawError(f"cut {cut_expr.text!r} is a record; cut on one of its members")
+    if not isinstance(values, ak.Array):
+        raise DrawError(f"expression {expr.text!r} is a constant; use at least one field")
+    if not isinstance(cut, ak.Array):
+        return values if bool(cut) else values[np.zeros(len(values), dtype=bool)]
+    try:
+        if cut.ndim > values.ndim:
+            raise ValueError("the cut has more values per entry than the expression")
+        values, cut = ak.broadcast_arrays(values, cut)
+    except ValueError as err:
+        raise DrawError(
+            f"cannot apply cut {cut_expr.text!r} to {expr.text!r}: their collections have different lengths "
+            f"in some entry ({str(err).splitlines()[0]})"
+        ) from None
+    cut = ak.fill_none(cut != 0, False)
+    return values[cut]
+
+
+def _source(source: Any, name: str | None, verify_checksums: bool) -> tuple[RNTuple, Any]:
+    """(the RNTuple, the file to close or None)."""
+    if isinstance(source, RNTuple):
+        return source, None
+    if not isinstance(source, str | os.PathLike):
+        raise TypeError(f"source must be 'FILE:NAME', a path (with name=...) or an RNTuple, not {source!r}")
+    text = os.fspath(source)
+    path = text
+    if name is None and not os.path.exists(text) and ":" in text:
+        path, _, name = text.rpartition(":")
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "no such file", path)
+    f = open_file(path, verify_checksums=verify_checksums)
+    try:
+        if name is None:
+            names = f.rntuple_names()
+            if len(names) != 1:
+                raise DrawError(f"{path}: {len(names)} RNTuples ({names}); choose one with FILE:NAME")
+            name = names[0]
+        return f[name], f
+    except BaseException:
+        f.close()
+        raise
+
+
+def draw(
+    source: Any,
+    expression: str,
+    output: str | os.PathLike[str] | None = None,
+    *,
+    cut: str | None = None,
+    bins: int = 100,
+    range: tuple[float, float] | None = None,  # noqa: A002 - numpy's name
+    name: str | None = None,
+    entry_start: int | None = None,
+    entry_stop: int | None = None,
+    step_size: int | str = "100 MB",
+    title: str | None = None,
+    logy: bool = False,
+    progress: bool | None = None,
+    verify_checksums: bool = True,
+) -> Histogram:
+    """Histograms ``expression`` over the entries of an RNTuple (where ``cut`` holds) and writes a PNG.
+
+    ``source``: ``"file.root:Events"``, a path with ``name=``, or an
+    ``RNTuple``. ``output``: the PNG to write (needs matplotlib; ``None``
+    only computes). ``bins``/``range``: as ``numpy.histogram`` (default
+    range: smallest to largest value; then the data are read twice if they
+    are too many to keep). See the module documentation for expressions.
+    """
+    if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 1:
+        raise DrawError(f"bins must be a positive integer, not {bins!r}")
+    if range is not None:
+        try:
+            lo, hi = (float(x) for x in range)
+        except (TypeError, ValueError):
+            raise DrawError(f"range must be two numbers (low, high), not {range!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise DrawError(f"range must be two finite numbers with low < high, not {range!r}")
+        range = (lo, hi)
+    if output is not None:
+        _need_matplotlib()
+    ntuple, file = _source(source, name, verify_checksums)
+    try:
+        return _draw(
+            ntuple, expression, output, cut, int(bins), range, entry_start, entry_stop, step_size, title, logy, progress
+        )
+    finally:
+        if file is not None:
+            file.close()
+
+
+# Values kept in memory to find the range in one pass (else the data are read a second time).
+_KEEP_VALUES = 1 << 24
+
+
+def _draw(
+    ntuple: RNTuple,
+    expression: str,
+    output: str | os.PathLike[str] | None,
+    cut: str | None,
+    bins: int,
+    range_: tuple[float, float] | None,
+    entry_start: int | None,
+    entry_stop: int | None,
+    step_size: int | str,
+    title: str | None,
+    logy: bool,
+    progress: bool | None,
+) -> Histogram:
+    fields = {f.display_name: f for f in ntuple.fields if f.readable}
+    expr = Expression(expression, "expression", set(fields))
+    cut_expr = Expression(cut, "cut", set(fields)) if cut is not None else None
+    needed = list(dict.fromkeys(expr.names + (cut_expr.names if cut_expr else [])))
+    if not needed:
+        raise DrawError(f"expression {expression!r} uses no field")
+    wanted = {fields[n].name for n in needed}
+    start, stop = _bounds(ntuple.num_entries, entry_start, entry_stop)
+
+    def chunks() -> Iterator[np.ndarray]:
+        bar = Progress(stop - start, "draw", enabled=progress)
+        try:
+            for array in ntuple.iterate(
+                filter_field=lambda f: f.top_level and f.name in wanted,
+                step_size=step_size,
+                entry_start=start,
+                entry_stop=stop,
+            ):
+                env = {n: array[n] for n in needed}
+                values = expr.evaluate(env)
+                if cut_expr is not None:
+                    values = _select(values, cut_expr.evaluate(env), expr, cut_expr)
+                bar.update(len(array))
+                yield _flat_values(values, "expression", expression)
+        finally:
+            bar.close()
+
+    nan = 0
+    kept: list[np.ndarray] | None = None
+    if range_ is None:
+        lo, hi = math.inf, -math.inf
+        kept, size = [], 0
+        for v in chunks():
+            finite = v[np.isfinite(v)]
+            if finite.size:
+                lo, hi = min(lo, float(finite.min())), max(hi, float(finite.max()))
+            if kept is not None:
+                kept.append(v)
+                size += v.size
+                if size > _KEEP_VALUES:
+                    kept = None
+        if lo > hi:  # no values
+            lo, hi = 0.0, 1.0
+        elif lo == hi:  # as numpy.histogram does for a single value
+            lo, hi = lo - 0.5, hi + 0.5
+        range_ = (lo, hi)
+    edges = np.linspace(range_[0], range_[1], bins + 1)
+    counts = np.zeros(bins, dtype=np.int64)
+    under = over = 0
+    total = 0.0
+    total2 = 0.0
+    inside = 0
+    for v in kept if kept is not None else chunks():
+        isnan = np.isnan(v)
+        nan += int(isnan.sum())
+        v = v[~isnan]
+        below = v < range_[0]
+        above = v > range_[1]
+        under += int(below.sum())
+        over += int(above.sum())
+        v = v[~(below | above)]
+        c, _ = np.histogram(v, bins=edges)
+        counts += c
+        inside += v.size
+        total += float(v.sum())
+        total2 += float(np.square(v).sum())
+    mean = total / inside if inside else math.nan
+    std = math.sqrt(max(total2 / inside - mean * mean, 0.0)) if inside else math.nan
+    hist = Histogram(
+        counts=counts,
+        edges=edges,
+        underflow=under,
+        overflow=over,
+        nan=nan,
+        entries=inside + under + over,
+        mean=mean,
+        std=std,
+        expression=expression,
+        cut=cut,
+        output=None if output is None else os.fspath(output),
+    )
+    if output is not None:
+        _plot(hist, os.fspath(output), title or f"{ntuple.name}", logy)
+    return hist
+
+
+def _bounds(n: int, start: int | None, stop: int | None) -> tuple[int, int]:
+    s = slice(start, stop).indices(n)
+    return s[0], max(s[0], s[1])
+
+
+def _need_matplotlib() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise DrawError(
+            "writing a PNG needs matplotlib: pip install matplotlib (or install rntuple with the 'draw' extra)"
+        ) from None
+    return matplotlib
+
+
+def _plot(hist: Histogram, path: str, title: str, logy: bool) -> None:
+    _need_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 6), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.stairs(hist.counts, hist.edges, fill=True, alpha=0.35, color="tab:blue")
+    ax.stairs(hist.counts, hist.edges, color="tab:blue", linewidth=1.2)
+    ax.set_xlim(hist.edges[0], hist.edges[-1])
+    ax.set_xlabel(hist.expression)
+    ax.set_ylabel("entries / bin")
+    ax.set_title(title if hist.cut is None else f"{title}  [{hist.cut}]")
+    if logy and hist.counts.any():
+        ax.set_yscale("log")
+    rows = [
+        ("Entries", f"{hist.entries:,}"),
+        ("Mean", f"{hist.mean:.4g}"),
+        ("Std Dev", f"{hist.std:.4g}"),
+        ("Underflow", f"{hist.underflow:,}"),
+        ("Overflow", f"{hist.overflow:,}"),
+    ]
+    width = max(len(v) for _, v in rows)
+    stats = "\n".join(f"{k:<10} {v:>{width}}" for k, v in rows)
+    ax.text(
+        0.98,
+        0.97,
+        stats,
+        transform=ax.transAxes,
+        ha="right",
+        va="top",
+        family="monospace",
+        fontsize=9,
+        bbox={"boxstyle": "square", "facecolor": "white", "edgecolor": "0.5"},
+    )
+    fig.tight_layout()
+    with atomic_output(path) as tmp:
+        try:
+            fig.savefig(tmp, format="png")
+        except OSError:
+            raise
+        except Exception as err:  # matplotlib's own errors
+            raise DrawError(f"cannot write {path}: {err}") from None
