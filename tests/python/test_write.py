@@ -61,6 +61,9 @@ SMALL = {
 }
 # LZMA sets up its encoder for every page (as ROOT does): bigger clusters, fewer pages, same coverage.
 SMALL_LZMA = {**SMALL, "approx_zipped_cluster_size": 16384}
+# ROOT's cluster and page sizes under a small memory budget: the budget alone seals pages early and ends clusters.
+BUDGET = "96 KiB"
+BUDGETED = {"memory_budget": BUDGET, "cluster_group_size": 3}
 UPROOT_KNOWN_DIFFERENCES = {
     "uni": "uproot 5.7 mis-reads Switch columns after the first cluster (see test_root_reference.py)",
 }
@@ -337,13 +340,14 @@ def extension_rows(rows: list[dict], kind_fields: list[str]) -> list[dict]:
 class Case:
     """One RNTuple written from one input kind with one compression setting."""
 
-    def __init__(self, kind: str, compression: int, batched: bool, extension: bool = False):
+    def __init__(self, kind: str, compression: int, batched: bool, extension: bool = False, budget: bool = False):
         self.kind = kind
         self.compression = compression
-        self.batched = batched or extension
+        self.batched = batched or extension or budget
         self.extension = extension
+        self.budget = budget
         self.name = f"{kind}/Events" if self.batched else "Events"  # batched ones also go to a subdirectory
-        self.file = f"{kind}_c{compression}{'_ext' if extension else ''}.root"
+        self.file = f"{kind}_c{compression}{'_ext' if extension else ''}{'_budget' if budget else ''}.root"
         self.path = ""
         self.expected: list | None = None
         # Uncompressed, batch by batch: keys of at most 2 KiB, so that envelopes and page runs span several keys.
@@ -351,14 +355,14 @@ class Case:
 
     @property
     def id(self) -> str:
-        how = "extension" if self.extension else "batches" if self.batched else "one-go"
+        how = "extension" if self.extension else "budget" if self.budget else "batches" if self.batched else "one-go"
         return f"{self.kind}-c{self.compression}-{how}"
 
     def write(self, directory: str, cols: dict[str, ak.Array]) -> None:
         data, expected = as_input(self.kind, cols)
         self.expected = canon(ak.to_list(expected))
         self.path = os.path.join(directory, self.file)
-        small = SMALL_LZMA if self.compression // 100 == 2 else SMALL
+        small = BUDGETED if self.budget else SMALL_LZMA if self.compression // 100 == 2 else SMALL
         with rntuple.recreate(self.path, compression=self.compression, max_key_size=self.max_key_size, **small) as f:
             if self.extension:
                 self._write_extended(f, data)
@@ -368,6 +372,9 @@ class Case:
                     for part in slices(data, bounds):
                         w.extend(part)
                     assert w.num_entries == N
+                    if self.budget:
+                        high = w.memory_use["high_water"]
+                        assert 0 < high <= 96 * 1024, high
             else:
                 f[self.name] = data
 
@@ -388,9 +395,11 @@ class Case:
         self.expected = extension_rows(self.expected, fields)
 
 
-CASES = [Case(k, c, batched=(i + j) % 2 == 1) for i, k in enumerate(KINDS) for j, c in enumerate(COMPRESSIONS)] + [
-    Case(KINDS[j % len(KINDS)], c, batched=True, extension=True) for j, c in enumerate(COMPRESSIONS)
-]
+CASES = (
+    [Case(k, c, batched=(i + j) % 2 == 1) for i, k in enumerate(KINDS) for j, c in enumerate(COMPRESSIONS)]
+    + [Case(KINDS[j % len(KINDS)], c, batched=True, extension=True) for j, c in enumerate(COMPRESSIONS)]
+    + [Case(KINDS[j % len(KINDS)], c, batched=True, budget=True) for j, c in enumerate([505, 0])]
+)
 
 OVERRIDE_TYPES = {
     "m": "std::map<std::string,float>",

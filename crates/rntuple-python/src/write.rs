@@ -293,6 +293,19 @@ impl PyRNTupleWriter {
         }
     }
 
+    /// Bytes the writer's buffers hold now and the most they held at once
+    /// (`WriteOptions::memory_budget`); `None` unless open.
+    #[getter]
+    fn memory_use(&self, py: Python<'_>) -> PyResult<Option<(u64, u64)>> {
+        match &*self.lock().map_err(|e| e.into_py(py))? {
+            State::Open(w) => {
+                let m = w.memory_use();
+                Ok(Some((m.held, m.high_water)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Appends a record batch. A batch whose schema or values the writer
     /// cannot take is refused as a whole and the writer stays usable; a
     /// failure while writing marks it failed.
@@ -364,6 +377,7 @@ fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult<WriteOptio
             "description" => o.description = v.extract()?,
             "index32" => o.index32 = v.extract()?,
             "compression_threads" => o.compression_threads = v.extract()?,
+            "memory_budget" => o.memory_budget = v.extract()?,
             _ => return Err(PyTypeError::new_err(format!("unknown write option '{key}'"))),
         }
     }

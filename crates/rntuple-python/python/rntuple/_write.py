@@ -46,6 +46,7 @@ _SIZE_OPTIONS = (
     "initial_unzipped_page_size",
     "max_unzipped_page_size",
     "page_buffer_budget",
+    "memory_budget",
 )
 _BOOL_OPTIONS = ("page_checksums", "same_page_merging", "index32")
 _INT_OPTIONS = ("cluster_group_size", "compression_threads")
@@ -495,6 +496,13 @@ class RNTupleWriter:
         """Entries written so far."""
         return self._inner.num_entries
 
+    @property
+    def memory_use(self) -> dict[str, int] | None:
+        """Bytes the writer's buffers hold now (``"held"``) and held at most so far (``"high_water"``),
+        as bounded by the ``memory_budget`` option; ``None`` once closed."""
+        use = self._inner.memory_use
+        return None if use is None else {"held": use[0], "high_water": use[1]}
+
     def extend(self, data: Any) -> None:
         """Appends the entries of ``data`` (the kinds ``mkrntuple`` takes), with the RNTuple's fields.
 
@@ -665,7 +673,8 @@ class WritableFile:
         ``max_unzipped_page_size`` (sizes as ints or strings like ``"1 MiB"``),
         ``page_buffer_budget``, ``page_checksums``, ``same_page_merging``,
         ``cluster_group_size``, ``description``, ``index32``,
-        ``compression_threads``.
+        ``compression_threads``, ``memory_budget`` (bytes the writer may hold;
+        see ``docs/writing.md``).
         """
         file = self._lib_file
         if not isinstance(name, str):

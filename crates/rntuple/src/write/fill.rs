@@ -17,7 +17,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, UInt64Array, UnionArray};
 use arrow_schema::DataType;
 use rntuple_format::{Error, Result};
 
-use super::pages::Columns;
+use super::pages::{Columns, Element};
 use super::plan::{compatible, ColumnPlan, Order, PlanField, Shape};
 
 /// What ROOT counts per variant entry: `sizeof(RColumnSwitch)`, the
@@ -181,8 +181,7 @@ impl Filler {
                 let (offs, data) = string_parts(f, arr)?;
                 let base = self.columns.n_cluster(f.columns[1]);
                 let start = offs.get(a);
-                let index: Vec<u64> = (a + 1..=b).map(|i| base + offs.get(i) - start).collect();
-                self.columns.push(f.columns[0], &index)?;
+                push_blocks(&mut self.columns, f.columns[0], b - a, |j| base + offs.get(a + 1 + j) - start)?;
                 self.columns.push(f.columns[1], &data[start as usize..offs.get(b) as usize])
             }
             Shape::Vector => {
@@ -196,8 +195,7 @@ impl Filler {
                     return self.append(child, items.as_ref(), 0, items.len());
                 }
                 let start = offs.get(a);
-                let index: Vec<u64> = (a + 1..=b).map(|i| base + offs.get(i) - start).collect();
-                self.columns.push(f.columns[0], &index)?;
+                push_blocks(&mut self.columns, f.columns[0], b - a, |j| base + offs.get(a + 1 + j) - start)?;
                 self.append(child, values.as_ref(), start as usize, offs.get(b) as usize)
             }
             Shape::Optional => {
@@ -205,21 +203,17 @@ impl Filler {
                 let base = self.counts[child.id as usize];
                 match arr.nulls().filter(|n| n.slice(a, b - a).null_count() > 0) {
                     None => {
-                        let index: Vec<u64> = (1..=(b - a) as u64).map(|k| base + k).collect();
-                        self.columns.push(f.columns[0], &index)?;
+                        push_blocks(&mut self.columns, f.columns[0], b - a, |j| base + j as u64 + 1)?;
                         self.append(child, arr, a, b)
                     }
                     Some(nulls) => {
                         let valid = nulls.inner().slice(a, b - a);
                         let mut k = base;
-                        let index: Vec<u64> = valid
-                            .iter()
-                            .map(|v| {
-                                k += u64::from(v);
-                                k
-                            })
-                            .collect();
-                        self.columns.push(f.columns[0], &index)?;
+                        // Called in order: the running count of values.
+                        push_blocks(&mut self.columns, f.columns[0], b - a, |j| {
+                            k += u64::from(valid.value(j));
+                            k
+                        })?;
                         let present =
                             arrow_select::filter::filter(&arr.slice(a, b - a), &BooleanArray::new(valid, None))
                                 .map_err(|e| invalid(format!("field '{}': {e}", f.path)))?;
@@ -261,13 +255,12 @@ impl Filler {
         }
         match arr.data_type() {
             DataType::Boolean => {
-                let bits: Vec<bool> = arr.as_boolean().values().slice(a, b - a).iter().collect();
-                self.columns.push(col, &bits)
+                let bits = arr.as_boolean().values();
+                push_blocks(&mut self.columns, col, b - a, |j| bits.value(a + j))
             }
             DataType::Int8 if matches!(f.shape, Shape::Leaf(crate::schema::Primitive::Char)) => {
-                let p = arr.as_primitive::<Int8Type>();
-                let bytes: Vec<u8> = p.values()[a..b].iter().map(|&x| x as u8).collect();
-                self.columns.push(col, &bytes)
+                let v = &arr.as_primitive::<Int8Type>().values()[a..b];
+                push_blocks(&mut self.columns, col, b - a, |j| v[j] as u8)
             }
             DataType::Int8 => prim!(Int8Type),
             DataType::UInt8 => prim!(UInt8Type),
@@ -324,29 +317,85 @@ impl Filler {
     }
 }
 
-/// The uncompressed bytes ROOT counts for entries `[a, b)` of field `f`.
-pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usize, b: usize) -> u64 {
+/// Bytes of entries: what ROOT counts towards the unzipped cluster size
+/// (`packed`) and what their column elements take in the page buffers
+/// (`mem`, ROOT's in-memory element sizes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Bytes {
+    pub packed: u64,
+    pub mem: u64,
+}
+
+impl std::ops::Add for Bytes {
+    type Output = Bytes;
+    fn add(self, o: Bytes) -> Bytes {
+        Bytes { packed: self.packed + o.packed, mem: self.mem + o.mem }
+    }
+}
+
+impl std::iter::Sum for Bytes {
+    fn sum<I: Iterator<Item = Bytes>>(iter: I) -> Bytes {
+        iter.fold(Bytes::default(), |a, b| a + b)
+    }
+}
+
+impl Bytes {
+    fn both(n: u64) -> Bytes {
+        Bytes { packed: n, mem: n }
+    }
+    fn of(n: u64, c: &ColumnPlan) -> Bytes {
+        Bytes { packed: n * c.packed_bytes(), mem: n * c.mem_size }
+    }
+}
+
+/// Elements converted per block: conversions (offsets, bits) never take
+/// more memory than this, whatever the batch size.
+const BLOCK: usize = 4096;
+
+/// Appends `n` elements `at(0), at(1), …` (called in order) to `col`.
+fn push_blocks<T: Element + Default>(
+    columns: &mut Columns,
+    col: usize,
+    n: usize,
+    mut at: impl FnMut(usize) -> T,
+) -> Result<()> {
+    let mut buf = [T::default(); BLOCK];
+    let mut i = 0;
+    while i < n {
+        let k = (n - i).min(BLOCK);
+        for (j, slot) in buf[..k].iter_mut().enumerate() {
+            *slot = at(i + j);
+        }
+        columns.push(col, &buf[..k])?;
+        i += k;
+    }
+    Ok(())
+}
+
+/// The uncompressed bytes ROOT counts for entries `[a, b)` of field `f`, and
+/// the bytes their elements take in the page buffers.
+pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usize, b: usize) -> Bytes {
     if a >= b {
-        return 0;
+        return Bytes::default();
     }
     let n = (b - a) as u64;
-    let own = |i: usize| n * cols[f.columns[i]].packed_bytes();
+    let own = |i: usize| Bytes::of(n, &cols[f.columns[i]]);
     match f.shape {
         Shape::Leaf(_) => own(0),
         Shape::String => match string_parts(f, arr) {
-            Ok((offs, _)) => own(0) + (offs.get(b) - offs.get(a)) * cols[f.columns[1]].packed_bytes(),
-            Err(_) => 0,
+            Ok((offs, _)) => own(0) + Bytes::of(offs.get(b) - offs.get(a), &cols[f.columns[1]]),
+            Err(_) => Bytes::default(),
         },
         Shape::Vector => match list_parts(f, arr) {
             Ok((offs, values)) => {
                 own(0)
                     + unzipped_bytes(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
             }
-            Err(_) => 0,
+            Err(_) => Bytes::default(),
         },
         Shape::Optional => {
             let child = &f.children[0];
-            n * OPTIONAL_APPEND_BYTES
+            Bytes { packed: n * OPTIONAL_APPEND_BYTES, mem: n * cols[f.columns[0]].mem_size }
                 + match arr.nulls().filter(|nb| nb.slice(a, b - a).null_count() > 0) {
                     None => unzipped_bytes(child, cols, arr, a, b),
                     Some(nulls) => nulls
@@ -362,25 +411,25 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
                 let start = l.value_offset(a) as usize;
                 unzipped_bytes(&f.children[0], cols, l.values().as_ref(), start, start + (b - a) * size as usize)
             }
-            None => 0,
+            None => Bytes::default(),
         },
         Shape::Record => match arr.as_struct_opt() {
             Some(s) => {
                 f.children.iter().zip(s.columns()).map(|(c, col)| unzipped_bytes(c, cols, col.as_ref(), a, b)).sum()
             }
-            None => 0,
+            None => Bytes::default(),
         },
         // ROOT's `RBitsetField::AppendImpl` counts one byte per bit.
-        Shape::Bitset(size) => n * size,
+        Shape::Bitset(size) => Bytes::both(n * size),
         Shape::Variant => {
-            let Ok(u) = union_of(f, arr) else { return 0 };
-            let mut total = n * SWITCH_APPEND_BYTES;
+            let Ok(u) = union_of(f, arr) else { return Bytes::default() };
+            let mut total = Bytes { packed: n * SWITCH_APPEND_BYTES, mem: n * cols[f.columns[0]].mem_size };
             for i in a..b {
                 let tid = u.type_id(i);
                 let pos = u.value_offset(i);
                 let child = u.child(tid);
                 if let (Ok(k), false) = (alternative_of(f, tid), child.is_null(pos)) {
-                    total += unzipped_bytes(&f.children[k], cols, child.as_ref(), pos, pos + 1);
+                    total = total + unzipped_bytes(&f.children[k], cols, child.as_ref(), pos, pos + 1);
                 }
             }
             total

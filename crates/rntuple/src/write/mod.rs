@@ -24,11 +24,14 @@
 //! * `fill`: Arrow arrays → column elements, entry ranges at a time (ordered
 //!   containers sorted, bitsets unpacked);
 //! * `pages`: page buffers that grow, seal and stay within a budget;
+//! * `budget`: the memory budget ([`WriteOptions::memory_budget`]) shared
+//!   out, and the count of the bytes held ([`RNTupleWriter::memory_use`]);
 //! * `layout`: a cluster's pages grouped by column into `RBlob` keys, with
 //!   same-page merging;
 //! * `writer` ([`RNTupleWriter`]): clusters, cluster groups (page lists), footer, anchor;
 //! * `shared` ([`SharedFileWriter`]): a file shared by writers that own their handle.
 
+mod budget;
 mod cpp;
 mod fill;
 mod layout;
@@ -51,6 +54,7 @@ use rntuple_container::write::{FileWriter, WriterOptions};
 use rntuple_container::Anchor;
 use rntuple_format::{Error, Result};
 
+pub use budget::MemoryUse;
 pub use options::{FieldOverride, Projection, RealEncoding, WriteOptions};
 pub use shared::SharedFileWriter;
 pub use writer::RNTupleWriter;

@@ -46,6 +46,15 @@ pub struct WriteOptions {
     /// Threads compressing pages; 0: one per available core. The bytes
     /// written are the same for any number.
     pub compression_threads: usize,
+    /// Bytes the writer may hold: page buffers, pages sealed but not yet
+    /// compressed, and compressed pages of the open cluster (see
+    /// `docs/writing.md`, "Memory"). The page buffers get at most a quarter
+    /// of it (or `page_buffer_budget`, if smaller) and pages at most a 64th;
+    /// when the sealed pages would push the total over the budget, the
+    /// cluster is committed early. 0: no budget beyond ROOT's sizes (page
+    /// buffer budget, cluster sizes), as ROOT writes. Too small a budget for
+    /// the columns (under 4 × (initial page + 8 bytes) per column) is an error.
+    pub memory_budget: u64,
 }
 
 /// 128 MiB: ROOT's approximate compressed cluster size.
@@ -67,6 +76,7 @@ impl Default for WriteOptions {
             index32: false,
             nullable_as_optional: true,
             compression_threads: 0,
+            memory_budget: 0,
         }
     }
 }

@@ -13,6 +13,10 @@
 //!
 //! Sealed pages are queued and compressed in batches of a few MiB on
 //! several threads; the bytes written do not depend on the number of threads.
+//!
+//! Every byte the buffers hold is counted (see `budget`): the buffers at
+//! their capacity, queued pages with room for their checksum, compressed
+//! pages until their cluster is written.
 
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
@@ -22,6 +26,7 @@ use rntuple_format::column::{encode_page, ColumnSpec, ColumnValues};
 use rntuple_format::compression::compress;
 use rntuple_format::{Error, Result};
 
+use super::budget::{MemoryUse, Shares};
 use super::options::WriteOptions;
 use super::plan::ColumnPlan;
 
@@ -111,14 +116,22 @@ pub(crate) struct Columns {
     pub cols: Vec<ColumnBuf>,
     compression: u32,
     checksums: bool,
-    budget: u64,
+    shares: Shares,
+    /// Bytes of the page buffers (capacities).
     allocated: u64,
     /// Columns by current page size, largest first, ties by higher id.
     order: BTreeSet<(Reverse<u64>, Reverse<usize>)>,
     /// Encoded pages waiting for compression, in sealing order.
     queue: Vec<Encoded>,
+    /// Bytes of the queued pages (capacities) and their checksums.
     queued_bytes: u64,
-    queue_limit: u64,
+    /// Bytes of the compressed pages of the open cluster, until written.
+    sealed_bytes: u64,
+    high_water: u64,
+    /// Largest page and largest initial page of any column, in bytes.
+    max_page_bytes: u64,
+    max_initial_bytes: u64,
+    min_initial_bytes: u64,
     threads: usize,
 }
 
@@ -141,14 +154,16 @@ impl Columns {
             cols: Vec::with_capacity(plans.len()),
             compression: options.compression,
             checksums: options.page_checksums,
-            budget: options.effective_page_buffer_budget(),
+            shares: Shares::new(options, threads),
             allocated: 0,
             order: BTreeSet::new(),
             queue: Vec::new(),
             queued_bytes: 0,
-            // Enough pages to keep every thread busy, few enough to stay a small
-            // part of the memory the page buffers take.
-            queue_limit: (options.max_unzipped_page_size.saturating_mul(2 * threads as u64)).max(1 << 20),
+            sealed_bytes: 0,
+            high_water: 0,
+            max_page_bytes: 0,
+            max_initial_bytes: 0,
+            min_initial_bytes: u64::MAX,
             threads,
         };
         me.add(plans, options)?;
@@ -158,6 +173,17 @@ impl Columns {
     /// Adds buffers for new columns (late schema extension); a deferred
     /// column's elements are counted from its first element index.
     pub fn add(&mut self, plans: &[ColumnPlan], options: &WriteOptions) -> Result<()> {
+        let n = self.cols.len() + plans.len();
+        let minimum = Shares::minimum(options, n);
+        if self.shares.total != 0 && self.shares.total < minimum {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "memory_budget of {} bytes is too small for {n} columns: at least {minimum} bytes are needed \
+                     (4 × (initial_unzipped_page_size + 8) bytes per column)",
+                    self.shares.total
+                ),
+            });
+        }
         for p in plans {
             let i = self.cols.len();
             let initial = options.initial_unzipped_page_size / p.mem_size;
@@ -170,14 +196,14 @@ impl Columns {
                 });
             }
             // At most 2^31 - 1 elements per page (the page list's 31-bit count).
-            let max = (options.max_unzipped_page_size / p.mem_size).clamp(1, i32::MAX as u64) as usize;
+            let max = (self.shares.max_page / p.mem_size).clamp(1, i32::MAX as u64) as usize;
             let initial = (initial as usize).min(max);
             let bytes = initial as u64 * p.mem_size;
             if !self.try_evict(bytes, 0)? {
                 return Err(Error::InvalidArgument {
                     message: format!(
                         "page buffer budget of {} bytes cannot hold the initial pages of {} columns",
-                        self.budget,
+                        self.shares.page_buffers,
                         i + 1
                     ),
                 });
@@ -197,9 +223,68 @@ impl Columns {
                 n_cluster: 0,
             });
             self.allocated += bytes;
+            self.note(0);
             self.order.insert((Reverse(bytes), Reverse(i)));
+            self.max_page_bytes = self.max_page_bytes.max(max as u64 * p.mem_size);
+            self.max_initial_bytes = self.max_initial_bytes.max(bytes);
+            self.min_initial_bytes = self.min_initial_bytes.min(bytes);
         }
         Ok(())
+    }
+
+    /// Records that `extra` bytes beyond those counted are held for a moment.
+    fn note(&mut self, extra: u64) {
+        self.high_water = self.high_water.max(self.held() + extra);
+    }
+
+    fn held(&self) -> u64 {
+        self.allocated + self.queued_bytes + self.sealed_bytes
+    }
+
+    /// Bytes held now and at most.
+    pub fn memory_use(&self) -> MemoryUse {
+        MemoryUse { held: self.held(), high_water: self.high_water }
+    }
+
+    /// The bytes the buffers may need beyond those of compressed pages
+    /// however entries are appended: the page buffers' share, the queue
+    /// (a full queue and the page that overfills it, each with checksum,
+    /// before and after compression), one page being encoded, and the
+    /// initial pages reserved again when a cluster ends.
+    fn reserve(&self) -> u64 {
+        let queue = self.shares.queue_limit + self.max_page_bytes + 8;
+        self.shares.page_buffers
+            + 2 * queue
+            + self.max_page_bytes
+            + self.cols.len() as u64 * (self.max_initial_bytes + 8)
+    }
+
+    /// With a memory budget: how many more bytes of compressed pages may be
+    /// held, so that appending can go on within the budget; `None` without one.
+    pub fn memory_room(&self) -> Option<u64> {
+        (self.shares.total != 0).then(|| {
+            self.shares.total.saturating_sub(self.reserve() + self.allocated + self.queued_bytes + self.sealed_bytes)
+        })
+    }
+
+    /// The room of [`Columns::memory_room`] when the cluster is empty.
+    pub fn memory_room_of_empty_cluster(&self) -> u64 {
+        self.shares.total.saturating_sub(self.reserve() + self.allocated)
+    }
+
+    /// At most how many bytes of compressed pages (with checksums) entries
+    /// with `mem` bytes of column elements end up as: a page's stored size
+    /// is at most its packed size (which is at most its in-memory size) plus
+    /// 8 bytes of checksum, and only the last pages of a cluster are smaller
+    /// than the initial page size.
+    pub fn sealed_bound(&self, mem: u64) -> u64 {
+        mem + (mem / self.min_initial_bytes.max(1) + 1) * 8
+    }
+
+    /// The compressed pages handed out by [`Columns::finish_cluster`] have
+    /// been written and dropped.
+    pub fn cluster_written(&mut self) {
+        self.sealed_bytes = 0;
     }
 
     /// Appends `s` to column `col`, sealing pages as they fill.
@@ -291,6 +376,7 @@ impl Columns {
             return Ok(false);
         }
         self.allocated += diff;
+        self.note(0);
         self.order.insert((Reverse(new), Reverse(col)));
         Ok(true)
     }
@@ -298,7 +384,7 @@ impl Columns {
     /// Seals pages larger than `limit` bytes, largest first, until `target`
     /// bytes of the budget are free.
     fn try_evict(&mut self, target: u64, limit: u64) -> Result<bool> {
-        if self.budget.saturating_sub(self.allocated) >= target {
+        if self.shares.page_buffers.saturating_sub(self.allocated) >= target {
             return Ok(true);
         }
         let candidates: Vec<(u64, usize)> =
@@ -308,7 +394,7 @@ impl Columns {
                 continue;
             }
             self.flush(c)?;
-            if self.budget.saturating_sub(self.allocated) >= target {
+            if self.shares.page_buffers.saturating_sub(self.allocated) >= target {
                 return Ok(true);
             }
         }
@@ -323,11 +409,14 @@ impl Columns {
             return Ok(());
         }
         let page = encode_page(&c.spec, &c.values, 0..n)?;
+        // The encoded page is held while the buffer is: count it first.
+        self.queued_bytes += page.capacity() as u64 + self.checksum_len();
+        self.note(0);
+        let c = &mut self.cols[col];
         c.values = c.empty.clone();
         c.values.reserve(c.initial);
-        self.queued_bytes += page.len() as u64;
         self.queue.push(Encoded { col, num_elements: n as u32, page });
-        if self.queued_bytes >= self.queue_limit {
+        if self.queued_bytes >= self.shares.queue_limit {
             self.compress_queue()?;
         }
         Ok(())
@@ -338,7 +427,6 @@ impl Columns {
     /// number of threads), and appends them to their columns in queue order.
     fn compress_queue(&mut self) -> Result<()> {
         let queue = std::mem::take(&mut self.queue);
-        self.queued_bytes = 0;
         let cols: Vec<usize> = queue.iter().map(|e| e.col).collect();
         let (compression, checksums) = (self.compression, self.checksums);
         let seal_one = move |e: Encoded| -> Result<SealedPage> {
@@ -348,8 +436,11 @@ impl Columns {
             let data_size = bytes.len() as u64;
             let checksum = checksums.then(|| xxh3_64(&bytes));
             if let Some(sum) = checksum {
+                bytes.reserve_exact(8);
                 bytes.extend_from_slice(&sum.to_le_bytes());
             }
+            // Held until the cluster is written: no spare capacity.
+            bytes.shrink_to_fit();
             Ok(SealedPage { num_elements: e.num_elements, bytes, data_size, packed_size, checksum })
         };
         let threads = self.threads.min(queue.len()).max(1);
@@ -377,10 +468,23 @@ impl Columns {
                     .collect()
             })
         };
+        // Counted as if every input was held until every output exists.
+        let out: u64 = sealed.iter().map(|p| p.as_ref().map_or(0, |p| p.bytes.capacity() as u64)).sum();
+        self.note(out);
+        self.queued_bytes = 0;
+        self.sealed_bytes += out;
         for (col, page) in cols.into_iter().zip(sealed) {
             self.cols[col].sealed.push(page?);
         }
         Ok(())
+    }
+
+    fn checksum_len(&self) -> u64 {
+        if self.checksums {
+            8
+        } else {
+            0
+        }
     }
 
     /// Seals every open page and hands out the cluster's pages per column.

@@ -13,7 +13,8 @@ use rntuple_format::model::{
 };
 use rntuple_format::{Error, Result};
 
-use super::fill::{check_type, check_values, unzipped_bytes, Filler};
+use super::budget::MemoryUse;
+use super::fill::{check_type, check_values, unzipped_bytes, Bytes, Filler};
 use super::layout::write_cluster_pages;
 use super::names::check_name;
 use super::options::{FieldOverride, Projection, WriteOptions};
@@ -336,7 +337,7 @@ impl<'f> RNTupleWriter<'f> {
         Ok(())
     }
 
-    fn batch_bytes(&self, batch: &RecordBatch, a: usize, b: usize) -> u64 {
+    fn batch_bytes(&self, batch: &RecordBatch, a: usize, b: usize) -> Bytes {
         self.plan
             .fields
             .iter()
@@ -353,41 +354,83 @@ impl<'f> RNTupleWriter<'f> {
             // reaches the maximum or the estimate (`RNTupleFillContext::Fill`).
             let threshold = self.options.max_unzipped_cluster_size.min(self.unzipped_estimate);
             let room = threshold.saturating_sub(self.cluster_unzipped);
-            // Gallop to an end where the room is used up (so that the cost
-            // follows the cluster, not the batch), then bisect for the first.
+            // With a memory budget, entries are appended only as far as their
+            // pages are sure to fit (`budget`).
+            let mem_room = self.filler.columns.memory_room();
+            let columns = &self.filler.columns;
+            let stop = |b: Bytes| b.packed >= room || mem_room.is_some_and(|r| columns.sealed_bound(b.mem) > r);
+            // The first m in (a, n] at which to stop, if any: gallop to an
+            // end past it (so that the cost follows the cluster, not the
+            // batch), then bisect.
             let (mut lo, mut hi) = (a, a + 1);
             let mut bytes_hi = self.batch_bytes(batch, a, hi);
-            while bytes_hi < room && hi < n {
+            while !stop(bytes_hi) && hi < n {
                 lo = hi;
                 hi = (a + 2 * (hi - a)).min(n);
                 bytes_hi = self.batch_bytes(batch, a, hi);
             }
-            let (m, bytes, full) = if bytes_hi < room {
+            let (m, bytes, full) = if !stop(bytes_hi) {
                 (n, bytes_hi, false)
             } else {
-                // Smallest m in (lo, hi] with bytes(a..m) >= room.
                 let mut lo = lo + 1;
                 while lo < hi {
                     let mid = lo + (hi - lo) / 2;
-                    if self.batch_bytes(batch, a, mid) >= room {
+                    if stop(self.batch_bytes(batch, a, mid)) {
                         hi = mid;
                     } else {
                         lo = mid + 1;
                     }
                 }
-                (lo, self.batch_bytes(batch, a, lo), true)
+                let bytes = self.batch_bytes(batch, a, lo);
+                if mem_room.is_some_and(|r| self.filler.columns.sealed_bound(bytes.mem) > r) {
+                    // Entry lo - 1 would not fit: commit before it.
+                    if lo - 1 == a {
+                        if self.cluster_entries > 0 {
+                            self.commit_cluster_inner()?;
+                            continue;
+                        }
+                        return Err(self.entry_over_budget(a, bytes.mem));
+                    }
+                    // Appending goes on while the room left is worth it.
+                    (lo - 1, self.batch_bytes(batch, a, lo - 1), false)
+                } else {
+                    (lo, bytes, true)
+                }
             };
             for (f, arr) in self.plan.fields.iter().zip(batch.columns()) {
                 self.filler.append(f, arr.as_ref(), a, m)?;
             }
             self.cluster_entries += (m - a) as u64;
-            self.cluster_unzipped += bytes;
+            self.cluster_unzipped += bytes.packed;
             a = m;
-            if full {
+            let c = &self.filler.columns;
+            let cramped = c.memory_room().is_some_and(|r| r < c.memory_room_of_empty_cluster() / 8);
+            if full || cramped {
                 self.commit_cluster_inner()?;
             }
         }
         Ok(())
+    }
+
+    fn entry_over_budget(&self, entry: usize, mem: u64) -> Error {
+        let c = &self.filler.columns;
+        Error::InvalidArgument {
+            message: format!(
+                "entry {entry} of the batch (entry {} of RNTuple '{}') takes {mem} bytes in page buffers, more \
+                 than the memory budget of {} bytes leaves for the pages of a cluster ({} bytes); raise \
+                 memory_budget",
+                self.num_entries(),
+                self.name,
+                self.options.memory_budget,
+                c.memory_room_of_empty_cluster()
+            ),
+        }
+    }
+
+    /// The bytes the writer's buffers hold now and the most they held at
+    /// once ([`WriteOptions::memory_budget`]).
+    pub fn memory_use(&self) -> MemoryUse {
+        self.filler.columns.memory_use()
     }
 
     /// Commits the entries written since the last cluster as a cluster (no-op
@@ -405,11 +448,13 @@ impl<'f> RNTupleWriter<'f> {
         let columns = self.filler.columns.finish_cluster()?;
         let merge = self.options.same_page_merging && self.options.page_checksums;
         let (pages, written) = write_cluster_pages(self.sink.get(), &columns, merge)?;
+        let columns: Vec<_> = columns.into_iter().map(|c| c.first_element).collect();
+        self.filler.columns.cluster_written();
         let ranges = columns
             .iter()
             .zip(pages)
-            .map(|(c, pages)| ColumnPageRange {
-                element_offset: c.first_element as i64,
+            .map(|(&first_element, pages)| ColumnPageRange {
+                element_offset: first_element as i64,
                 compression: Some(self.options.compression),
                 pages,
             })
