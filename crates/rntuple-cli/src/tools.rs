@@ -1,0 +1,194 @@
+//! `rntuple inspect`, `rntuple verify`, `rntuple merge`: the command-line
+//! faces of [`rntuple_tools`].
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rntuple_tools::inspect::{json as inspect_json, table};
+use rntuple_tools::merge::{parse_compression, MergeMode, MergeOptions};
+use rntuple_tools::units::{bytes, compression, count};
+use rntuple_tools::verify::{FileReport, VerifyOptions};
+use rntuple_tools::{inspect_file, is_interrupted, merge, verify_file};
+use serde_json::json;
+
+use crate::progress::{Bar, Interrupt};
+use crate::{split_target, Failure};
+
+/// `rntuple inspect FILE[:NAME] [--json] [--top N]`.
+pub fn inspect(target: &str, as_json: bool, top: usize, verify: bool, out: &mut dyn Write) -> Result<(), Failure> {
+    let (path, name) = split_target(target);
+    let i =
+        inspect_file(Path::new(&path), name.as_deref(), verify).map_err(|e| Failure::error(format!("{path}: {e}")))?;
+    if as_json {
+        let text =
+            serde_json::to_string_pretty(&inspect_json::to_json(&i)).map_err(|e| Failure::error(e.to_string()))?;
+        writeln!(out, "{text}")?;
+    } else {
+        let limits = table::Limits { top: if top == 0 { None } else { Some(top) } };
+        table::write(&i, limits, out)?;
+    }
+    Ok(())
+}
+
+fn report_json(r: &FileReport) -> serde_json::Value {
+    json!({
+        "file": r.file,
+        "ok": r.is_ok(),
+        "rntuples": r.rntuples,
+        "num_pages": r.num_pages,
+        "page_bytes": r.page_bytes,
+        "num_problems": r.num_problems,
+        "interrupted": r.interrupted,
+        "problems": r.problems.iter().map(|p| json!({
+            "file": p.file,
+            "rntuple": p.rntuple,
+            "field": p.field,
+            "column": p.column,
+            "cluster": p.cluster,
+            "page": p.page,
+            "offset": p.offset,
+            "check": p.check,
+            "message": p.message,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `rntuple verify FILE...`: exit status 0 when every file passed, 1 when a
+/// problem was found (a missing or unreadable file is a problem too), 130
+/// when interrupted.
+pub fn verify(files: &[String], as_json: bool, quiet: bool, out: &mut dyn Write) -> Result<(), Failure> {
+    let interrupt = Interrupt::install();
+    let bar = Bar::new(!quiet, Some(interrupt.flag.clone()));
+    let options = VerifyOptions::default();
+    let mut reports = Vec::with_capacity(files.len());
+    for f in files {
+        let r = verify_file(Path::new(f), options, &bar);
+        if !as_json {
+            for p in &r.problems {
+                writeln!(out, "{p}")?;
+            }
+            if r.num_problems > r.problems.len() {
+                writeln!(out, "{}: ... and {} more problems", r.file, r.num_problems - r.problems.len())?;
+            }
+            if r.is_ok() && !quiet {
+                let what = match r.rntuples.len() {
+                    0 => "no RNTuple".to_string(),
+                    1 => format!("RNTuple {}", r.rntuples[0]),
+                    n => format!("{n} RNTuples"),
+                };
+                writeln!(
+                    out,
+                    "{}: OK ({what}, {} pages, {} checked)",
+                    r.file,
+                    count(r.num_pages),
+                    bytes(r.page_bytes)
+                )?;
+            } else if r.num_problems > 0 {
+                writeln!(
+                    out,
+                    "{}: FAILED ({} problem{})",
+                    r.file,
+                    r.num_problems,
+                    if r.num_problems == 1 { "" } else { "s" }
+                )?;
+            }
+            out.flush()?;
+        }
+        let stop = r.interrupted;
+        reports.push(r);
+        if stop {
+            break;
+        }
+    }
+    let bad = reports.iter().filter(|r| r.num_problems > 0).count();
+    if as_json {
+        let doc = json!({
+            "ok": bad == 0 && !interrupt.triggered(),
+            "files": reports.iter().map(report_json).collect::<Vec<_>>(),
+        });
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| Failure::error(e.to_string()))?;
+        writeln!(out, "{text}")?;
+    } else if files.len() > 1 && !quiet {
+        writeln!(out, "verified {} files: {} OK, {bad} with problems", reports.len(), reports.len() - bad)?;
+    }
+    out.flush()?;
+    if interrupt.triggered() {
+        return Err(Failure::interrupted("verify"));
+    }
+    if bad > 0 {
+        return Err(Failure::silent(1));
+    }
+    Ok(())
+}
+
+/// Arguments of `rntuple merge`.
+#[derive(Debug)]
+pub struct MergeArgs {
+    pub out: PathBuf,
+    pub inputs: Vec<PathBuf>,
+    pub name: Option<String>,
+    pub mode: String,
+    pub compression: Option<String>,
+    pub force: bool,
+    pub threads: usize,
+    pub sync: bool,
+    pub quiet: bool,
+    pub verify: bool,
+}
+
+/// `rntuple merge OUT IN...`.
+pub fn merge_files(a: MergeArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let mode: MergeMode = a.mode.parse().map_err(|e| Failure::usage(format!("{e}")))?;
+    let compression_setting = match &a.compression {
+        Some(s) => Some(parse_compression(s).map_err(|e| Failure::usage(format!("{e}")))?),
+        None => None,
+    };
+    let options = MergeOptions {
+        name: a.name.clone(),
+        mode,
+        compression: compression_setting,
+        verify_checksums: a.verify,
+        overwrite: a.force,
+        sync: a.sync,
+        threads: a.threads,
+    };
+    let interrupt = Interrupt::install();
+    let bar = Bar::new(!a.quiet, Some(interrupt.flag.clone()));
+    let inputs: Vec<&Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    let summary = match merge(&a.out, &inputs, &options, &bar) {
+        Ok(s) => s,
+        Err(e) if is_interrupted(&e) => return Err(Failure::interrupted("merge")),
+        Err(e) => return Err(Failure::error(format!("merge into {} failed: {e}", a.out.display()))),
+    };
+    drop(interrupt);
+    if !a.quiet {
+        let p = summary.pages;
+        writeln!(
+            out,
+            "merged {} inputs into {}: RNTuple '{}', {} entries, {} clusters in {} cluster groups, {}",
+            summary.inputs,
+            a.out.display(),
+            summary.name,
+            count(summary.entries),
+            count(summary.clusters as u64),
+            count(summary.cluster_groups as u64),
+            bytes(summary.bytes)
+        )?;
+        writeln!(
+            out,
+            "compression {}; pages: {} copied, {} recompressed, {} of default values, {} shared",
+            compression(summary.compression),
+            count(p.copied),
+            count(p.resealed),
+            count(p.zero),
+            count(p.shared)
+        )?;
+        for f in &summary.fields_added {
+            writeln!(out, "added field {f}")?;
+        }
+        for f in &summary.fields_dropped {
+            writeln!(out, "left out field {f}")?;
+        }
+    }
+    Ok(())
+}

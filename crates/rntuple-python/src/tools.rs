@@ -1,0 +1,201 @@
+//! Bindings of the data-manager tools (`rntuple_tools`): `inspect`, `verify`,
+//! `merge`. They run with the GIL released; Ctrl-C in Python stops `verify`
+//! and `merge` (the pending `KeyboardInterrupt` is raised once they have
+//! cleaned up: a merge then leaves no output). The `rntuple` package wraps
+//! them in `rntuple._tools`.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rntuple_cli::progress::Bar;
+use rntuple_tools::merge::{MergeMode, MergeOptions};
+use rntuple_tools::verify::{FileReport, VerifyOptions};
+use rntuple_tools::{is_interrupted, Progress};
+
+use crate::to_py;
+
+/// How often a running tool looks for a pending Python signal.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Forwards progress to a bar (when asked for, on a terminal) and turns a
+/// pending Python signal (Ctrl-C) into a cancellation, keeping the error to
+/// raise afterwards.
+struct PyProgress {
+    bar: Bar,
+    last_poll: Mutex<Instant>,
+    raised: Mutex<Option<PyErr>>,
+}
+
+impl PyProgress {
+    fn new(show: bool) -> Self {
+        Self { bar: Bar::new(show, None), last_poll: Mutex::new(Instant::now()), raised: Mutex::new(None) }
+    }
+
+    fn take_error(&self) -> Option<PyErr> {
+        self.raised.lock().ok().and_then(|mut e| e.take())
+    }
+}
+
+impl Progress for PyProgress {
+    fn start(&self, what: &str, total: u64, unit: &str) {
+        self.bar.start(what, total, unit);
+    }
+    fn advance(&self, n: u64) {
+        self.bar.advance(n);
+    }
+    fn finish(&self) {
+        self.bar.finish();
+    }
+    fn cancelled(&self) -> bool {
+        if self.raised.lock().map(|e| e.is_some()).unwrap_or(false) {
+            return true;
+        }
+        {
+            let Ok(mut last) = self.last_poll.lock() else { return false };
+            if last.elapsed() < SIGNAL_POLL {
+                return false;
+            }
+            *last = Instant::now();
+        }
+        match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(e) => {
+                if let Ok(mut slot) = self.raised.lock() {
+                    *slot = Some(e);
+                }
+                true
+            }
+        }
+    }
+}
+
+/// Converts a JSON value of the tools into Python objects.
+fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
+    let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
+
+/// `inspect(path, name=None, verify_checksums=True) -> dict`: the JSON
+/// document of `rntuple inspect --json` (schema in docs/tools.md).
+#[pyfunction]
+#[pyo3(signature = (path, name = None, verify_checksums = true))]
+fn inspect(py: Python<'_>, path: PathBuf, name: Option<String>, verify_checksums: bool) -> PyResult<Py<PyAny>> {
+    let i = py.detach(|| rntuple_tools::inspect_file(&path, name.as_deref(), verify_checksums)).map_err(to_py)?;
+    json_to_py(py, &rntuple_tools::inspect::json::to_json(&i))
+}
+
+fn report_dict<'py>(py: Python<'py>, r: &FileReport) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("file", &r.file)?;
+    d.set_item("ok", r.is_ok())?;
+    d.set_item("rntuples", &r.rntuples)?;
+    d.set_item("num_pages", r.num_pages)?;
+    d.set_item("page_bytes", r.page_bytes)?;
+    d.set_item("num_problems", r.num_problems)?;
+    d.set_item("interrupted", r.interrupted)?;
+    let mut problems = Vec::with_capacity(r.problems.len());
+    for p in &r.problems {
+        let q = PyDict::new(py);
+        q.set_item("file", &p.file)?;
+        q.set_item("rntuple", &p.rntuple)?;
+        q.set_item("field", &p.field)?;
+        q.set_item("column", p.column)?;
+        q.set_item("cluster", p.cluster)?;
+        q.set_item("page", p.page)?;
+        q.set_item("offset", p.offset)?;
+        q.set_item("check", p.check)?;
+        q.set_item("message", &p.message)?;
+        q.set_item("text", p.to_string())?;
+        problems.push(q);
+    }
+    d.set_item("problems", problems)?;
+    Ok(d)
+}
+
+/// `verify(paths, read_values=True, max_problems=1000, progress=False)`:
+/// one report dict per file (stops early on Ctrl-C, then raises).
+#[pyfunction]
+#[pyo3(signature = (paths, read_values = true, max_problems = 1000, progress = false))]
+fn verify<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    read_values: bool,
+    max_problems: usize,
+    progress: bool,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let options = VerifyOptions { read_values, max_problems };
+    let observer = PyProgress::new(progress);
+    let reports = py.detach(|| {
+        let refs: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
+        rntuple_tools::verify_files(&refs, options, &observer)
+    });
+    if let Some(e) = observer.take_error() {
+        return Err(e);
+    }
+    reports.iter().map(|r| report_dict(py, r)).collect()
+}
+
+/// `merge(out, inputs, name=None, mode="strict", compression=None,
+/// overwrite=False, verify_checksums=True, threads=0, sync=False,
+/// progress=False) -> dict`: the summary of the merge.
+#[pyfunction]
+#[pyo3(signature = (
+    out, inputs, name = None, mode = "strict", compression = None, overwrite = false,
+    verify_checksums = true, threads = 0, sync = false, progress = false
+))]
+#[allow(clippy::too_many_arguments)]
+fn merge<'py>(
+    py: Python<'py>,
+    out: PathBuf,
+    inputs: Vec<PathBuf>,
+    name: Option<String>,
+    mode: &str,
+    compression: Option<u32>,
+    overwrite: bool,
+    verify_checksums: bool,
+    threads: usize,
+    sync: bool,
+    progress: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mode: MergeMode = mode.parse().map_err(|e: rntuple_format::Error| PyValueError::new_err(e.to_string()))?;
+    let options = MergeOptions { name, mode, compression, verify_checksums, overwrite, sync, threads };
+    let observer = PyProgress::new(progress);
+    let result = py.detach(|| {
+        let refs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+        rntuple_tools::merge(&out, &refs, &options, &observer)
+    });
+    let s = match result {
+        Ok(s) => s,
+        Err(e) if is_interrupted(&e) => {
+            return Err(observer.take_error().unwrap_or_else(|| PyKeyboardInterrupt::new_err("merge interrupted")));
+        }
+        Err(e) => return Err(to_py(e)),
+    };
+    let d = PyDict::new(py);
+    d.set_item("name", &s.name)?;
+    d.set_item("inputs", s.inputs)?;
+    d.set_item("entries", s.entries)?;
+    d.set_item("clusters", s.clusters)?;
+    d.set_item("cluster_groups", s.cluster_groups)?;
+    d.set_item("compression", s.compression)?;
+    d.set_item("pages_copied", s.pages.copied)?;
+    d.set_item("pages_recompressed", s.pages.resealed)?;
+    d.set_item("pages_default", s.pages.zero)?;
+    d.set_item("pages_shared", s.pages.shared)?;
+    d.set_item("fields_added", &s.fields_added)?;
+    d.set_item("fields_dropped", &s.fields_dropped)?;
+    d.set_item("bytes", s.bytes)?;
+    Ok(d)
+}
+
+/// Adds the functions to the extension module (as `inspect`, `verify`, `merge`).
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(merge, m)?)?;
+    Ok(())
+}

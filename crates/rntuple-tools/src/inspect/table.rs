@@ -1,0 +1,331 @@
+//! The human-readable form of an [`Inspection`]: a summary, then tables of
+//! the top-level fields and of the columns (largest first), the clusters and
+//! the cluster groups.
+
+use std::io::{Result, Write};
+
+use super::{Inspection, RNTupleReport};
+use crate::units::{bytes, compression, count, div, ratio};
+
+/// How many rows of each long table to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Rows of the field, column, cluster and cluster-group tables; `None`: all.
+    pub top: Option<usize>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { top: Some(20) }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// Writes rows under a header, columns padded to their widest cell.
+fn table(out: &mut dyn Write, header: &[(&str, Align)], rows: &[Vec<String>]) -> Result<()> {
+    let mut width: Vec<usize> = header.iter().map(|(h, _)| h.chars().count()).collect();
+    for r in rows {
+        for (w, cell) in width.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::from(" ");
+        for (i, (cell, (w, (_, align)))) in cells.iter().zip(width.iter().zip(header)).enumerate() {
+            let pad = w.saturating_sub(cell.chars().count());
+            s.push(' ');
+            if *align == Align::Right {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(cell);
+            } else {
+                s.push_str(cell);
+                if i + 1 < cells.len() {
+                    s.push_str(&" ".repeat(pad));
+                }
+            }
+            s.push(' ');
+        }
+        s.trim_end().to_string()
+    };
+    writeln!(out, "{}", line(header.iter().map(|(h, _)| *h).collect()))?;
+    for r in rows {
+        writeln!(out, "{}", line(r.iter().map(|c| c.as_str()).collect()))?;
+    }
+    Ok(())
+}
+
+fn shown(n: usize, limits: Limits) -> usize {
+    limits.top.map_or(n, |t| t.min(n))
+}
+
+fn heading(out: &mut dyn Write, what: &str, shown: usize, total: usize) -> Result<()> {
+    if shown < total {
+        writeln!(out, "\n{what} ({shown} of {total}, largest first; --top 0 shows all)")
+    } else {
+        writeln!(out, "\n{what}")
+    }
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    match div(part, whole) {
+        Some(f) => format!("{:.1}%", f * 100.0),
+        None => "-".into(),
+    }
+}
+
+/// Writes the report of one RNTuple.
+pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limits, out: &mut dyn Write) -> Result<()> {
+    writeln!(out, "RNTuple '{}' in {file}", r.name)?;
+    let mut about =
+        format!("  written by {}, format {}", if r.writer.is_empty() { "?" } else { &r.writer }, r.format_version);
+    if !r.description.is_empty() {
+        about.push_str(&format!("; \"{}\"", r.description));
+    }
+    writeln!(out, "{about}")?;
+    writeln!(
+        out,
+        "  {} entries in {} cluster(s), {} cluster group(s), {} pages",
+        count(r.num_entries),
+        count(r.clusters.len() as u64),
+        count(r.cluster_groups.len() as u64),
+        count(r.num_pages)
+    )?;
+    let alias =
+        if r.num_alias_columns > 0 { format!(" (+{} alias)", count(r.num_alias_columns)) } else { String::new() };
+    writeln!(
+        out,
+        "  {} fields ({} top-level), {} columns{alias}",
+        count(r.num_fields),
+        count(r.num_top_level_fields),
+        count(r.num_physical_columns)
+    )?;
+    let settings: Vec<String> = r.compression.iter().map(|&s| compression(s)).collect();
+    writeln!(out, "  compression {}", if settings.is_empty() { "-".to_string() } else { settings.join(", ") })?;
+    writeln!(out)?;
+
+    let right = Align::Right;
+    let rows = vec![
+        vec![
+            "header".into(),
+            bytes(r.header.compressed),
+            bytes(r.header.uncompressed),
+            ratio(div(r.header.uncompressed, r.header.compressed)),
+        ],
+        vec![
+            "footer".into(),
+            bytes(r.footer.compressed),
+            bytes(r.footer.uncompressed),
+            ratio(div(r.footer.uncompressed, r.footer.compressed)),
+        ],
+        vec![
+            format!("page lists ({})", r.cluster_groups.len()),
+            bytes(r.page_lists.compressed),
+            bytes(r.page_lists.uncompressed),
+            ratio(div(r.page_lists.uncompressed, r.page_lists.compressed)),
+        ],
+        vec![
+            "pages".into(),
+            bytes(r.pages.compressed),
+            bytes(r.pages.uncompressed),
+            ratio(div(r.pages.uncompressed, r.pages.compressed)),
+        ],
+        vec!["page checksums".into(), bytes(r.pages.checksums), String::new(), String::new()],
+        vec![
+            "total on disk".into(),
+            bytes(r.total_on_disk),
+            String::new(),
+            format!("{} of the file", percent(r.total_on_disk, file_size)),
+        ],
+    ];
+    table(out, &[("", Align::Left), ("on disk", right), ("uncompressed", right), ("ratio", right)], &rows)?;
+    if r.pages.stored < r.pages.compressed + r.pages.checksums {
+        writeln!(
+            out,
+            "  (identical pages are stored once: {} of page data on disk for {} referenced)",
+            bytes(r.pages.stored),
+            bytes(r.pages.compressed + r.pages.checksums)
+        )?;
+    }
+
+    let n = shown(r.fields.len(), limits);
+    heading(out, "Top-level fields by compressed size", n, r.fields.len())?;
+    let rows: Vec<Vec<String>> = r.fields[..n]
+        .iter()
+        .map(|f| {
+            vec![
+                if f.projected { format!("{} (projected)", f.name) } else { f.name.clone() },
+                f.type_name.clone(),
+                count(f.num_columns),
+                count(f.num_pages),
+                bytes(f.compressed),
+                bytes(f.uncompressed),
+                ratio(div(f.uncompressed, f.compressed)),
+                percent(f.compressed, r.pages.compressed),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            ("field", Align::Left),
+            ("type", Align::Left),
+            ("columns", right),
+            ("pages", right),
+            ("compressed", right),
+            ("uncompressed", right),
+            ("ratio", right),
+            ("share", right),
+        ],
+        &rows,
+    )?;
+
+    let n = shown(r.columns.len(), limits);
+    heading(out, "Columns by compressed size", n, r.columns.len())?;
+    let rows: Vec<Vec<String>> = r.columns[..n]
+        .iter()
+        .map(|c| {
+            let sizes = match &c.page_sizes {
+                Some(s) => format!("{} / {} / {}", bytes(s.min), bytes(s.median), bytes(s.max)),
+                None => "-".into(),
+            };
+            let mut ty = c.column_type.to_string();
+            if c.representation_index > 0 {
+                ty.push_str(&format!(" (rep {})", c.representation_index));
+            }
+            vec![
+                c.id.to_string(),
+                c.field.clone(),
+                ty,
+                c.bits_on_storage.to_string(),
+                c.encoding.to_string(),
+                count(c.num_elements),
+                count(c.num_pages),
+                bytes(c.compressed),
+                bytes(c.uncompressed),
+                ratio(div(c.uncompressed, c.compressed)),
+                sizes,
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            ("id", right),
+            ("field", Align::Left),
+            ("type", Align::Left),
+            ("bits", right),
+            ("encoding", Align::Left),
+            ("elements", right),
+            ("pages", right),
+            ("compressed", right),
+            ("uncompressed", right),
+            ("ratio", right),
+            ("page size min / median / max", right),
+        ],
+        &rows,
+    )?;
+
+    let n = shown(r.clusters.len(), limits);
+    if n < r.clusters.len() {
+        writeln!(out, "\nClusters (first {n} of {}; --top 0 shows all)", r.clusters.len())?;
+    } else {
+        writeln!(out, "\nClusters")?;
+    }
+    let rows: Vec<Vec<String>> = r.clusters[..n]
+        .iter()
+        .map(|c| {
+            vec![
+                c.id.to_string(),
+                c.group.to_string(),
+                count(c.first_entry),
+                count(c.num_entries),
+                count(c.num_pages),
+                bytes(c.compressed),
+                bytes(c.uncompressed),
+                ratio(div(c.uncompressed, c.compressed)),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            ("id", right),
+            ("group", right),
+            ("first entry", right),
+            ("entries", right),
+            ("pages", right),
+            ("compressed", right),
+            ("uncompressed", right),
+            ("ratio", right),
+        ],
+        &rows,
+    )?;
+    if r.clusters.len() > 1 {
+        let mut entries: Vec<u64> = r.clusters.iter().map(|c| c.num_entries).collect();
+        let mut sizes: Vec<u64> = r.clusters.iter().map(|c| c.compressed).collect();
+        entries.sort_unstable();
+        sizes.sort_unstable();
+        let mid = (entries.len() - 1) / 2;
+        writeln!(
+            out,
+            "  entries per cluster min / median / max: {} / {} / {}; compressed: {} / {} / {}",
+            count(entries[0]),
+            count(entries[mid]),
+            count(entries[entries.len() - 1]),
+            bytes(sizes[0]),
+            bytes(sizes[mid]),
+            bytes(sizes[sizes.len() - 1])
+        )?;
+    }
+
+    let n = shown(r.cluster_groups.len(), limits);
+    if n < r.cluster_groups.len() {
+        writeln!(out, "\nCluster groups (first {n} of {}; --top 0 shows all)", r.cluster_groups.len())?;
+    } else {
+        writeln!(out, "\nCluster groups")?;
+    }
+    let rows: Vec<Vec<String>> = r.cluster_groups[..n]
+        .iter()
+        .map(|g| {
+            vec![
+                g.id.to_string(),
+                count(g.min_entry),
+                count(g.entry_span),
+                count(u64::from(g.num_clusters)),
+                bytes(g.page_list.compressed),
+                bytes(g.page_list.uncompressed),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            ("id", right),
+            ("first entry", right),
+            ("entries", right),
+            ("clusters", right),
+            ("page list", right),
+            ("uncompressed", right),
+        ],
+        &rows,
+    )
+}
+
+/// Writes the report of every RNTuple of an inspection, separated by blank lines.
+pub fn write(i: &Inspection, limits: Limits, out: &mut dyn Write) -> Result<()> {
+    if i.rntuples.is_empty() {
+        writeln!(out, "{}: no RNTuple in this file", i.file)?;
+    }
+    for (k, r) in i.rntuples.iter().enumerate() {
+        if k > 0 {
+            writeln!(out)?;
+        }
+        write_rntuple(r, &i.file, i.file_size, limits, out)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,232 @@
+//! Opening an RNTuple with every envelope kept as parsed (the reader's
+//! [`rntuple::RNTuple`] keeps only the merged descriptor): what inspect and
+//! merge start from, plus the field-tree facts both need.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rntuple::{Descriptor, Schema};
+use rntuple_container::{Anchor, OpenOptions, RootFile};
+use rntuple_format::compression::decompress;
+use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
+use rntuple_format::model::{Footer, Header, PageList, StructuralRole, FIELD_FLAG_REPETITIVE};
+use rntuple_format::{Error, Location, Result};
+
+/// Largest ratio of an envelope's length to its size on disk accepted before
+/// allocating (the reader's bound).
+const MAX_ENVELOPE_EXPANSION: u64 = 1 << 16;
+
+/// One RNTuple with its envelopes as stored and its merged descriptor.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The file as named by the caller (for messages).
+    pub file: String,
+    pub root: Arc<RootFile>,
+    /// Path of the RNTuple in the file.
+    pub name: String,
+    pub anchor: Anchor,
+    /// Uncompressed checksum of the header envelope (what footer and page
+    /// lists quote).
+    pub header_checksum: u64,
+    pub header: Header,
+    pub footer: Footer,
+    /// One page list per cluster group, in the footer's order.
+    pub page_lists: Vec<PageList>,
+    pub descriptor: Descriptor,
+    pub schema: Schema,
+}
+
+/// Opens a local ROOT file.
+pub fn open_root(path: &Path, verify_checksums: bool) -> Result<Arc<RootFile>> {
+    Ok(Arc::new(RootFile::open_with(path, OpenOptions { verify_checksums })?))
+}
+
+/// The RNTuple to work on: `name` if given, else the only RNTuple of the file.
+pub fn resolve_name(root: &RootFile, file: &str, name: Option<&str>) -> Result<String> {
+    if let Some(n) = name {
+        return Ok(n.to_string());
+    }
+    let names = root.rntuple_names()?;
+    match names.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(Error::NotFound { what: format!("RNTuple in {file} (the file holds none)") }),
+        many => Err(Error::InvalidArgument {
+            message: format!("{file} holds several RNTuples ({}); name one", many.join(", ")),
+        }),
+    }
+}
+
+/// Reads an envelope of `size` bytes on disk at `offset` that inflates to
+/// `length` bytes.
+pub fn read_envelope(
+    root: &RootFile,
+    offset: u64,
+    size: u64,
+    length: u64,
+    max_key: u64,
+    what: &str,
+) -> Result<Vec<u8>> {
+    let raw = root.read_payload(offset, size, max_key).map_err(|e| e.within(what))?;
+    if size == length {
+        return Ok(raw);
+    }
+    if length > size.saturating_mul(MAX_ENVELOPE_EXPANSION).saturating_add(1 << 20) {
+        return Err(Error::WouldOverAllocate {
+            requested: length,
+            limit: size.saturating_mul(MAX_ENVELOPE_EXPANSION),
+            location: Location::new(what, Some(offset)),
+        });
+    }
+    decompress(&raw, length as usize, &Location::new(what, Some(offset)))
+}
+
+/// Reads and checks anchor, header, footer and page lists of the RNTuple
+/// `name` (checksums when `verify`), and merges them into a descriptor.
+pub fn load(root: Arc<RootFile>, file: &str, name: &str, verify: bool) -> Result<Loaded> {
+    let anchor = root.anchor(name)?;
+    let mk = anchor.max_key_size;
+    let at = |what: &str, offset: u64| format!("{what} at file offset {offset}");
+    let hbytes =
+        read_envelope(&root, anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, "header envelope")?;
+    let header = parse_header(&hbytes, verify).map_err(|e| e.within(&at("header envelope", anchor.seek_header)))?;
+    let hsum = header_checksum(&hbytes)?;
+    drop(hbytes);
+    let fbytes =
+        read_envelope(&root, anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope")?;
+    let footer = parse_footer(&fbytes, verify).map_err(|e| e.within(&at("footer envelope", anchor.seek_footer)))?;
+    if verify && footer.header_checksum != hsum {
+        return Err(Error::ChecksumMismatch {
+            stored: footer.header_checksum,
+            computed: hsum,
+            location: Location::new("header checksum recorded in the footer envelope", Some(anchor.seek_footer)),
+        });
+    }
+    let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
+    for (g, cg) in footer.cluster_groups.iter().enumerate() {
+        let what = format!("page list envelope of cluster group {g}");
+        let l = cg.page_list;
+        let bytes = read_envelope(&root, l.locator.offset, l.locator.size, l.length, mk, &what)?;
+        let pl =
+            parse_page_list(&bytes, verify).map_err(|e| e.within(&what).within(&at("envelope", l.locator.offset)))?;
+        if verify && pl.header_checksum != hsum {
+            return Err(Error::ChecksumMismatch {
+                stored: pl.header_checksum,
+                computed: hsum,
+                location: Location::new(format!("header checksum recorded in the {what}"), Some(l.locator.offset)),
+            });
+        }
+        page_lists.push(pl);
+    }
+    let descriptor = Descriptor::new(header.clone(), footer.clone(), page_lists.clone())?;
+    let schema = Schema::from_descriptor(&descriptor)?;
+    Ok(Loaded {
+        file: file.to_string(),
+        root,
+        name: name.to_string(),
+        anchor,
+        header_checksum: hsum,
+        header,
+        footer,
+        page_lists,
+        descriptor,
+        schema,
+    })
+}
+
+/// Facts about the field tree of a descriptor that the tools need, computed
+/// once. Call only on a descriptor whose schema built (no parent cycles).
+#[derive(Debug, Clone)]
+pub struct FieldFacts {
+    /// Dotted path of every field (`"Muon.pt"`), by field id.
+    pub path: Vec<String>,
+    /// Id of the top-level ancestor of every field (itself for top-level fields).
+    pub top: Vec<u32>,
+    /// Elements per entry of every field's columns when the field is reached
+    /// from its top-level field through records and fixed-size arrays only
+    /// (the product of the repetitions of the field and its ancestors); `None`
+    /// under a collection or variant. ROOT's `EntryToColumnElementIndex`.
+    pub multiplier: Vec<Option<u64>>,
+}
+
+impl FieldFacts {
+    pub fn new(d: &Descriptor) -> Self {
+        let n = d.fields.len();
+        let mut path = vec![String::new(); n];
+        let mut top = vec![0u32; n];
+        let mut multiplier = vec![None; n];
+        for id in 0..n {
+            let mut names = Vec::new();
+            let mut m: Option<u64> = Some(1);
+            let mut f = id;
+            // Bounded walk up the parent chain (a cycle cannot loop for ever).
+            for step in 0..=n {
+                let fd = &d.fields[f];
+                names.push(fd.name.as_str());
+                let reps = if fd.flags & FIELD_FLAG_REPETITIVE != 0 { fd.array_size.unwrap_or(1).max(1) } else { 1 };
+                m = m.and_then(|m| m.checked_mul(reps));
+                if step > 0 && matches!(fd.role, StructuralRole::Collection | StructuralRole::Variant) {
+                    m = None;
+                }
+                let p = fd.parent_id as usize;
+                if p == f || p >= n {
+                    break;
+                }
+                f = p;
+            }
+            names.reverse();
+            path[id] = names.join(".");
+            top[id] = f as u32;
+            multiplier[id] = m;
+        }
+        Self { path, top, multiplier }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn data(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(name)
+    }
+
+    #[test]
+    fn facts_of_nested_arrays_and_collections() {
+        let file = data("test_stl_containers_rntuple_v1-0-0-0.root");
+        let root = open_root(&file, true).unwrap();
+        let l = load(root, "f", "ntuple", true).unwrap();
+        let facts = FieldFacts::new(&l.descriptor);
+        for (id, f) in l.descriptor.fields.iter().enumerate() {
+            let top = facts.top[id] as usize;
+            assert_eq!(l.descriptor.fields[top].parent_id as usize, top);
+            assert!(facts.path[id].ends_with(&f.name));
+            assert!(facts.path[id].starts_with(&l.descriptor.fields[top].name));
+        }
+        // A top-level std::array<T,N> field's subfield has N elements per entry.
+        let (arr, _) = l
+            .descriptor
+            .fields
+            .iter()
+            .enumerate()
+            .find(|(i, f)| f.parent_id as usize == *i && f.flags & FIELD_FLAG_REPETITIVE != 0)
+            .expect("a top-level array field");
+        let size = l.descriptor.fields[arr].array_size.unwrap();
+        let child =
+            (0..l.descriptor.fields.len()).find(|&i| i != arr && l.descriptor.fields[i].parent_id as usize == arr);
+        assert_eq!(facts.multiplier[child.expect("the array's item field")], Some(size));
+        // Subfields of a top-level vector are under a collection.
+        let (vec, _) = l
+            .descriptor
+            .fields
+            .iter()
+            .enumerate()
+            .find(|(i, f)| f.parent_id as usize == *i && f.role == StructuralRole::Collection)
+            .expect("a top-level collection");
+        assert_eq!(facts.multiplier[vec], Some(1));
+        let item =
+            (0..l.descriptor.fields.len()).find(|&i| i != vec && l.descriptor.fields[i].parent_id as usize == vec);
+        let item = item.expect("the collection's item field");
+        assert_eq!(facts.multiplier[item], None);
+    }
+}

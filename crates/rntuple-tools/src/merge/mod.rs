@@ -1,0 +1,391 @@
+//! `merge`: concatenates the RNTuples of one name from several files into a
+//! new file.
+//!
+//! The schema follows ROOT's `RNTupleMerger` modes (see [`plan`] and
+//! `docs/tools.md`). Pages whose column range has the output's compression
+//! setting and whose column type is the output's are copied as stored,
+//! without being decompressed (ROOT's fast path); the others are resealed.
+//! The output compression is the one asked for, else the first input's (the
+//! setting of its first column range), i.e. `hadd -ff`.
+//!
+//! Each input cluster group becomes one output cluster group, each input
+//! cluster one output cluster. The file is written to a temporary file next
+//! to the output (`.NAME.PID.rntuple-merge.tmp`, starting with the
+//! container's "not completed" placeholder until it is complete) and renamed
+//! over the output only when complete: on an error or an interruption the
+//! temporary file is removed and no output appears.
+
+mod copy;
+mod plan;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use rntuple_container::write::{FileWriter, WriterOptions};
+use rntuple_container::Anchor;
+use rntuple_format::compression::compress;
+use rntuple_format::envelope::{write_footer, write_header, write_page_list};
+use rntuple_format::model::{ClusterGroupDescriptor, ClusterSummary, EnvelopeLink, Footer, Locator, PageList};
+use rntuple_format::{Error, Result};
+
+pub use copy::PageStats;
+
+use crate::load::{load, open_root, resolve_name, Loaded};
+use crate::progress::{check, Progress};
+
+/// Anchor version written (ROOT 6.40 writes 1.0.2.0, as the write engine does).
+const FORMAT_VERSION: (u16, u16, u16, u16) = (1, 0, 2, 0);
+
+/// How inputs with different schemas are merged (ROOT's `ENTupleMergingMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MergeMode {
+    /// Every input has exactly the first input's top-level fields.
+    #[default]
+    Strict,
+    /// Fields missing in an input are written as default values; fields that
+    /// appear in later inputs are added (schema extension, deferred columns).
+    Union,
+    /// The first input's fields are kept; later inputs must have them, their
+    /// other fields are left out (ROOT's and `hadd`'s default).
+    Filter,
+}
+
+impl fmt::Display for MergeMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MergeMode::Strict => "strict",
+            MergeMode::Union => "union",
+            MergeMode::Filter => "filter",
+        })
+    }
+}
+
+impl FromStr for MergeMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "strict" => Ok(MergeMode::Strict),
+            "union" => Ok(MergeMode::Union),
+            "filter" => Ok(MergeMode::Filter),
+            _ => Err(Error::InvalidArgument {
+                message: format!("unknown merge mode '{s}' (use strict, union or filter)"),
+            }),
+        }
+    }
+}
+
+/// Parses a compression setting: a number (`505`, `0`) or an algorithm name
+/// with an optional level (`zstd`, `zstd:7`, `lz4`, `none`); names without a
+/// level get ROOT's default level (zstd 5, zlib 1, lzma 7, lz4 4).
+pub fn parse_compression(s: &str) -> Result<u32> {
+    let bad = |why: &str| Error::InvalidArgument { message: format!("bad compression setting '{s}': {why}") };
+    let t = s.trim().to_ascii_lowercase();
+    let setting = if let Ok(n) = t.parse::<u32>() {
+        n
+    } else {
+        let (name, level) = match t.split_once(':') {
+            Some((n, l)) => (n, Some(l.parse::<u32>().map_err(|_| bad("the level is not a number"))?)),
+            None => (t.as_str(), None),
+        };
+        let (algorithm, default) = match name {
+            "none" | "uncompressed" => return Ok(0),
+            "zlib" => (1, 1),
+            "lzma" => (2, 7),
+            "lz4" => (4, 4),
+            "zstd" => (5, 5),
+            _ => return Err(bad("use a number like 505 or one of zstd, zlib, lzma, lz4, none (with :LEVEL)")),
+        };
+        let level = level.unwrap_or(default);
+        if !(1..=9).contains(&level) {
+            return Err(bad("the level must be 1 to 9"));
+        }
+        algorithm * 100 + level
+    };
+    check_compression(setting)?;
+    Ok(setting)
+}
+
+fn check_compression(setting: u32) -> Result<()> {
+    compress(&[0u8; 256], setting)
+        .map(|_| ())
+        .map_err(|e| Error::InvalidArgument { message: format!("compression setting {setting}: {e}") })
+}
+
+/// Options of [`merge`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeOptions {
+    /// The RNTuple to merge (a path like `"Events"` or `"dir/Events"`);
+    /// `None`: the only RNTuple of the first input.
+    pub name: Option<String>,
+    pub mode: MergeMode,
+    /// Output compression setting; `None`: the first input's.
+    pub compression: Option<u32>,
+    /// Verify checksums of anchors, envelopes and copied pages (default true).
+    pub verify_checksums: bool,
+    /// Replace an existing output file (default false: refuse).
+    pub overwrite: bool,
+    /// `fsync` the output before it is renamed into place (default false).
+    pub sync: bool,
+    /// Threads that recompress pages; 0: one per core.
+    pub threads: usize,
+}
+
+impl Default for MergeOptions {
+    fn default() -> Self {
+        Self {
+            name: None,
+            mode: MergeMode::Strict,
+            compression: None,
+            verify_checksums: true,
+            overwrite: false,
+            sync: false,
+            threads: 0,
+        }
+    }
+}
+
+/// What [`merge`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeSummary {
+    /// The RNTuple merged.
+    pub name: String,
+    pub inputs: usize,
+    pub entries: u64,
+    pub clusters: usize,
+    pub cluster_groups: usize,
+    /// The output's compression setting.
+    pub compression: u32,
+    pub pages: PageStats,
+    /// Top-level fields added by `union`, as `"name (from FILE, entry N)"`.
+    pub fields_added: Vec<String>,
+    /// Top-level fields left out by `filter`, as `"name (from FILE)"`.
+    pub fields_dropped: Vec<String>,
+    /// Size of the output file.
+    pub bytes: u64,
+}
+
+/// A temporary output next to the final one, removed unless renamed.
+struct TempOutput {
+    path: PathBuf,
+    done: bool,
+}
+
+impl TempOutput {
+    fn new(out: &Path) -> Result<Self> {
+        let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| Error::InvalidArgument {
+            message: format!("output path '{}' has no file name", out.display()),
+        })?;
+        let dir = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if !dir.is_dir() {
+            return Err(Error::io(
+                format!("output directory {}", dir.display()),
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
+            ));
+        }
+        let path = dir.join(format!(".{name}.{}.rntuple-merge.tmp", std::process::id()));
+        Ok(Self { path, done: false })
+    }
+
+    fn commit(mut self, out: &Path) -> Result<()> {
+        std::fs::rename(&self.path, out)
+            .map_err(|e| Error::io(format!("renaming {} to {}", self.path.display(), out.display()), e))?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempOutput {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// The compression setting of the first column range of the first input
+/// that has one.
+fn first_compression(inputs: &[Loaded]) -> Option<u32> {
+    inputs.iter().flat_map(|l| &l.descriptor.clusters).flat_map(|c| &c.columns).find_map(|r| r.compression)
+}
+
+/// Merges the RNTuple `options.name` of `inputs` into a new file `out`.
+pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dyn Progress) -> Result<MergeSummary> {
+    if inputs.is_empty() {
+        return Err(Error::InvalidArgument { message: "no input files to merge".into() });
+    }
+    if let Some(p) = inputs.iter().find(|p| same_file(p, out)) {
+        return Err(Error::InvalidArgument {
+            message: format!("the output {} is also an input ({})", out.display(), p.display()),
+        });
+    }
+    if out.exists() && !options.overwrite {
+        return Err(Error::InvalidArgument {
+            message: format!("the output {} exists; overwrite it explicitly (--force / overwrite=True)", out.display()),
+        });
+    }
+    if out.is_dir() {
+        return Err(Error::InvalidArgument { message: format!("the output {} is a directory", out.display()) });
+    }
+    if let Some(c) = options.compression {
+        check_compression(c)?;
+    }
+    let first = inputs[0].display().to_string();
+    let root0 = open_root(inputs[0], options.verify_checksums).map_err(|e| e.within(&first))?;
+    let name = resolve_name(&root0, &first, options.name.as_deref())?;
+    let mut loaded = Vec::with_capacity(inputs.len());
+    for (i, p) in inputs.iter().enumerate() {
+        check(progress, "merge")?;
+        let file = p.display().to_string();
+        let root = if i == 0 { root0.clone() } else { open_root(p, options.verify_checksums)? };
+        let l = load(root, &file, &name, options.verify_checksums).map_err(|e| match e {
+            Error::NotFound { .. } => Error::NotFound { what: format!("RNTuple '{name}' in input {file}") },
+            e => e.within(&format!("input {file}")),
+        })?;
+        loaded.push(l);
+    }
+    let writer = format!("rntuple (Rust) v{} merge", env!("CARGO_PKG_VERSION"));
+    let plan = plan::plan(&loaded, options.mode, writer)?;
+    let target = options.compression.or_else(|| first_compression(&loaded)).unwrap_or(505);
+    check_compression(target)?;
+
+    let temp = TempOutput::new(out)?;
+    let file = FileWriter::create(
+        &temp.path,
+        WriterOptions { compression: target, sync: options.sync, ..Default::default() },
+    )?;
+    let threads = match options.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let mut sink = copy::Sink::new(file, target);
+    let blob = |sink: &mut copy::Sink, bytes: &[u8]| -> Result<EnvelopeLink> {
+        let packed = compress(bytes, target)?;
+        let offset = sink.file.write_blob_parts_with_len(&[&packed], bytes.len() as u64)?;
+        Ok(EnvelopeLink { length: bytes.len() as u64, locator: Locator { offset, size: packed.len() as u64 } })
+    };
+    let (hbytes, hsum) = write_header(&plan.header)?;
+    let header = blob(&mut sink, &hbytes)?;
+
+    let total: u64 = loaded
+        .iter()
+        .flat_map(|l| &l.descriptor.clusters)
+        .flat_map(|c| &c.columns)
+        .flat_map(|r| &r.pages)
+        .map(|p| p.locator.size + if p.has_checksum { 8 } else { 0 })
+        .fold(0u64, |a, b| a.saturating_add(b));
+    progress.start("merging", total, "B");
+    let ctx = copy::Ctx { plan: &plan, verify_checksums: options.verify_checksums, threads, progress };
+    let mut next: Vec<u64> =
+        plan.columns.iter().map(|c| c.first_element_index.filter(|&f| f > 0).map_or(0, |f| f as u64)).collect();
+    let mut groups = Vec::new();
+    let mut entries = 0u64;
+    let mut clusters = 0usize;
+    for (k, l) in loaded.iter().enumerate() {
+        let mut list = PageList { header_checksum: hsum, clusters: Vec::new(), page_locations: Vec::new() };
+        let mut first_entry = entries;
+        let cs = &l.descriptor.clusters;
+        for (i, c) in cs.iter().enumerate() {
+            check(progress, "merge")?;
+            let ranges = copy::merge_cluster(&ctx, &mut sink, &mut next, k, l, c)?;
+            list.clusters.push(ClusterSummary { first_entry: entries, num_entries: c.num_entries, flags: 0 });
+            list.page_locations.push(ranges);
+            entries += c.num_entries;
+            clusters += 1;
+            let group_ends = cs.get(i + 1).is_none_or(|n| n.group != c.group);
+            if group_ends {
+                let (bytes, _) = write_page_list(&list)?;
+                let link = blob(&mut sink, &bytes)?;
+                groups.push(ClusterGroupDescriptor {
+                    min_entry: first_entry,
+                    entry_span: entries - first_entry,
+                    num_clusters: list.clusters.len() as u32,
+                    page_list: link,
+                });
+                list.clusters.clear();
+                list.page_locations.clear();
+                first_entry = entries;
+            }
+        }
+    }
+    progress.finish();
+
+    let footer = Footer {
+        feature_flags: loaded[0].footer.feature_flags.clone(),
+        header_checksum: hsum,
+        schema_extension: plan.extension.clone(),
+        cluster_groups: groups,
+    };
+    let (fbytes, _) = write_footer(&footer)?;
+    let footer_link = blob(&mut sink, &fbytes)?;
+    let (version_epoch, version_major, version_minor, version_patch) = FORMAT_VERSION;
+    let anchor = Anchor {
+        version_epoch,
+        version_major,
+        version_minor,
+        version_patch,
+        seek_header: header.locator.offset,
+        nbytes_header: header.locator.size,
+        len_header: header.length,
+        seek_footer: footer_link.locator.offset,
+        nbytes_footer: footer_link.locator.size,
+        len_footer: footer_link.length,
+        max_key_size: sink.file.max_key_size(),
+    };
+    check(progress, "merge")?;
+    sink.file.write_anchor(&name, &anchor)?;
+    let stats = sink.stats;
+    let file = sink.file;
+    let bytes = file.len();
+    file.finish()?;
+    let bytes = std::fs::metadata(&temp.path).map(|m| m.len()).unwrap_or(bytes);
+    temp.commit(out)?;
+    Ok(MergeSummary {
+        name,
+        inputs: inputs.len(),
+        entries,
+        clusters,
+        cluster_groups: footer.cluster_groups.len(),
+        compression: target,
+        pages: stats,
+        fields_added: plan.added,
+        fields_dropped: plan.dropped,
+        bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compression_settings() {
+        assert_eq!(parse_compression("505").unwrap(), 505);
+        assert_eq!(parse_compression("zstd").unwrap(), 505);
+        assert_eq!(parse_compression("ZSTD:7").unwrap(), 507);
+        assert_eq!(parse_compression("lz4").unwrap(), 404);
+        assert_eq!(parse_compression("lzma").unwrap(), 207);
+        assert_eq!(parse_compression("zlib").unwrap(), 101);
+        assert_eq!(parse_compression("none").unwrap(), 0);
+        for bad in ["", "zstd:0", "zstd:x", "brotli", "901", "301"] {
+            assert!(parse_compression(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn modes() {
+        assert_eq!("Union".parse::<MergeMode>().unwrap(), MergeMode::Union);
+        assert_eq!(MergeMode::Filter.to_string(), "filter");
+        assert!("both".parse::<MergeMode>().is_err());
+    }
+}

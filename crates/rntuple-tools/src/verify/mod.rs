@@ -1,0 +1,521 @@
+//! `verify`: reads every envelope and every page of RNTuple files and checks
+//! every checksum and structural invariant, reporting each problem with its
+//! location and going on to the next one where it can.
+//!
+//! The checks, in order (each is listed in `docs/tools.md`):
+//!
+//! 1. the ROOT file: header, top directory, key lists (the container's
+//!    checks);
+//! 2. per RNTuple: the anchor (its xxh3, version), the header and footer
+//!    envelopes and every page list envelope (locators inside the file,
+//!    decompression to the announced length, envelope type and length,
+//!    xxh3 checksums, the header checksum quoted by footer and page lists,
+//!    frames, feature flags); a checksum mismatch is reported and the
+//!    envelope is then read without it, so that later problems still show;
+//! 3. the descriptor: field and column references, parent cycles, cluster
+//!    groups against their page lists, clusters partitioning the entries;
+//! 4. every page: locator inside the file and not partially overlapping
+//!    another page or an envelope, its xxh3 checksum, decompression to exactly
+//!    the size its element count needs, decoding;
+//! 5. per cluster and field: element counts of every column against the
+//!    entries (and array sizes) or the parent collection's offsets, element
+//!    offsets continuing from cluster to cluster, index columns monotone and
+//!    ending at their child's element count, optional values of at most one
+//!    element, variant tags and indices inside their alternatives, exactly
+//!    one primary column representation per field and cluster;
+//! 6. when nothing was found so far: every cluster read through the reader
+//!    (`rntuple::RNTuple::read`), which assembles the values of every field.
+//!
+//! Nothing is allocated before it is checked against the file's size (the
+//! format and container crates' readers refuse what the input cannot
+//! justify), so hostile files are reported, not crashed on.
+
+mod pages;
+mod structure;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use rntuple_container::{Anchor, KeyInfo, LocalFile, OpenOptions, RootFile};
+use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
+use rntuple_format::model::{Footer, Header, PageList};
+use rntuple_format::{Error, Location};
+
+use crate::load::read_envelope;
+use crate::progress::Progress;
+
+/// What to check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// Read every cluster through the reader when no problem was found
+    /// before (step 6). Default true.
+    pub read_values: bool,
+    /// Most problems kept per file (later ones are only counted). Default 1000.
+    pub max_problems: usize,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        Self { read_values: true, max_problems: 1000 }
+    }
+}
+
+/// One problem found in a file, with where it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub file: String,
+    /// The RNTuple (its path in the file), if the problem is inside one.
+    pub rntuple: Option<String>,
+    /// Dotted path of the field concerned.
+    pub field: Option<String>,
+    /// Physical column id.
+    pub column: Option<u32>,
+    pub cluster: Option<usize>,
+    /// Index of the page in its column's page list of the cluster.
+    pub page: Option<usize>,
+    /// Absolute byte offset in the file, when known.
+    pub offset: Option<u64>,
+    /// Kind of check that failed: `"file"`, `"anchor"`, `"envelope"`,
+    /// `"checksum"`, `"schema"`, `"clusters"`, `"locator"`, `"overlap"`,
+    /// `"page"`, `"decompression"`, `"elements"`, `"offsets"`, `"values"`, ...
+    pub check: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(n) = &self.rntuple {
+            write!(f, ":{n}")?;
+        }
+        let mut parts = Vec::new();
+        if let Some(c) = self.cluster {
+            parts.push(format!("cluster {c}"));
+        }
+        match (&self.field, self.column) {
+            (Some(field), Some(c)) => parts.push(format!("column {c} (field {field})")),
+            (Some(field), None) => parts.push(format!("field {field}")),
+            (None, Some(c)) => parts.push(format!("column {c}")),
+            (None, None) => {}
+        }
+        if let Some(p) = self.page {
+            parts.push(format!("page {p}"));
+        }
+        if let Some(o) = self.offset {
+            if !self.message.contains(&format!("offset {o}")) {
+                parts.push(format!("byte offset {o}"));
+            }
+        }
+        if !parts.is_empty() {
+            write!(f, ": {}", parts.join(", "))?;
+        }
+        write!(f, ": {}: {}", self.check, self.message)
+    }
+}
+
+/// The outcome of verifying one file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileReport {
+    pub file: String,
+    /// RNTuples found and checked.
+    pub rntuples: Vec<String>,
+    /// The first [`VerifyOptions::max_problems`] problems.
+    pub problems: Vec<Problem>,
+    /// All problems found, including those not kept.
+    pub num_problems: usize,
+    pub num_pages: u64,
+    /// Page bytes read and checked (checksums included).
+    pub page_bytes: u64,
+    /// Stopped by the progress (e.g. Ctrl-C) before the end.
+    pub interrupted: bool,
+}
+
+impl FileReport {
+    /// Whether the file passed every check.
+    pub fn is_ok(&self) -> bool {
+        self.num_problems == 0 && !self.interrupted
+    }
+}
+
+/// Collects the problems of one file.
+pub(crate) struct Reporter<'a> {
+    pub(crate) report: FileReport,
+    pub(crate) rntuple: Option<String>,
+    max: usize,
+    pub(crate) progress: &'a dyn Progress,
+}
+
+impl Reporter<'_> {
+    /// Records a problem; `rntuple` is filled in from the current one.
+    pub(crate) fn add(&mut self, mut p: Problem) {
+        if p.rntuple.is_none() {
+            p.rntuple = self.rntuple.clone();
+        }
+        self.report.num_problems += 1;
+        if self.report.problems.len() < self.max {
+            self.report.problems.push(p);
+        }
+    }
+
+    /// A problem from an error, with its check named after the error kind.
+    pub(crate) fn error(&mut self, e: &Error, at: Where) {
+        let check = match e {
+            Error::ChecksumMismatch { .. } => "checksum",
+            Error::Truncated { .. } => "truncated",
+            Error::Decompression { .. } => "decompression",
+            Error::WouldOverAllocate { .. } => "size",
+            Error::Unsupported { .. } => "unsupported",
+            Error::NotFound { .. } => "missing",
+            Error::Io { .. } => "io",
+            _ => at.check,
+        };
+        let offset = error_offset(e).or(at.offset);
+        self.add(Problem {
+            file: self.report.file.clone(),
+            rntuple: None,
+            field: at.field,
+            column: at.column,
+            cluster: at.cluster,
+            page: at.page,
+            offset,
+            check,
+            message: e.to_string(),
+        });
+    }
+
+    /// A problem of a structural check.
+    pub(crate) fn structure(&mut self, at: Where, message: String) {
+        self.add(Problem {
+            file: self.report.file.clone(),
+            rntuple: None,
+            field: at.field,
+            column: at.column,
+            cluster: at.cluster,
+            page: at.page,
+            offset: at.offset,
+            check: at.check,
+            message,
+        });
+    }
+
+    pub(crate) fn cancelled(&mut self) -> bool {
+        if self.progress.cancelled() {
+            self.report.interrupted = true;
+        }
+        self.report.interrupted
+    }
+}
+
+/// Where a check looks (all optional) and its name.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Where {
+    pub(crate) check: &'static str,
+    pub(crate) field: Option<String>,
+    pub(crate) column: Option<u32>,
+    pub(crate) cluster: Option<usize>,
+    pub(crate) page: Option<usize>,
+    pub(crate) offset: Option<u64>,
+}
+
+impl Where {
+    pub(crate) fn check(check: &'static str) -> Self {
+        Self { check, ..Default::default() }
+    }
+    pub(crate) fn at(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+    pub(crate) fn cluster(mut self, c: usize) -> Self {
+        self.cluster = Some(c);
+        self
+    }
+    pub(crate) fn column(mut self, c: u32) -> Self {
+        self.column = Some(c);
+        self
+    }
+    pub(crate) fn field(mut self, f: &str) -> Self {
+        self.field = Some(f.to_string());
+        self
+    }
+    pub(crate) fn page(mut self, p: usize) -> Self {
+        self.page = Some(p);
+        self
+    }
+}
+
+/// The byte offset an error names, if any.
+fn error_offset(e: &Error) -> Option<u64> {
+    match e {
+        Error::OutOfSpec { location, .. }
+        | Error::Truncated { location, .. }
+        | Error::ChecksumMismatch { location, .. }
+        | Error::Unsupported { location, .. }
+        | Error::WouldOverAllocate { location, .. }
+        | Error::Decompression { location, .. } => location.offset,
+        _ => None,
+    }
+}
+
+/// Verifies several files, one after the other.
+pub fn verify_files(paths: &[&Path], options: VerifyOptions, progress: &dyn Progress) -> Vec<FileReport> {
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        let r = verify_file(p, options, progress);
+        let stop = r.interrupted;
+        out.push(r);
+        if stop {
+            break;
+        }
+    }
+    out
+}
+
+/// Verifies one file: every RNTuple in it (every directory), every envelope,
+/// every page.
+pub fn verify_file(path: &Path, options: VerifyOptions, progress: &dyn Progress) -> FileReport {
+    let file = path.display().to_string();
+    let mut r = Reporter {
+        report: FileReport { file: file.clone(), ..Default::default() },
+        rntuple: None,
+        max: options.max_problems.max(1),
+        progress,
+    };
+    let storage = match LocalFile::open(path) {
+        Ok(s) => s,
+        Err(e) => {
+            r.error(&e, Where::check("file"));
+            return r.report;
+        }
+    };
+    let root = match RootFile::from_storage_with(Arc::new(storage), OpenOptions { verify_checksums: true }) {
+        Ok(root) => Arc::new(root),
+        Err(e) => {
+            r.error(&e, Where::check("file"));
+            return r.report;
+        }
+    };
+    let keys = match root.keys() {
+        Ok(k) => k,
+        Err(e) => {
+            r.error(&e, Where::check("file"));
+            return r.report;
+        }
+    };
+    // One anchor per path: its highest cycle, as readers pick it.
+    let mut anchors: Vec<KeyInfo> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for k in keys.into_iter().filter(|k| k.is_rntuple()) {
+        match index.get(&k.path) {
+            Some(&i) if anchors[i].cycle >= k.cycle => {}
+            Some(&i) => anchors[i] = k,
+            None => {
+                index.insert(k.path.clone(), anchors.len());
+                anchors.push(k);
+            }
+        }
+    }
+    for key in anchors {
+        if r.cancelled() {
+            break;
+        }
+        r.rntuple = Some(key.path.clone());
+        r.report.rntuples.push(key.path.clone());
+        verify_rntuple(&root, &key, options, &mut r);
+        r.rntuple = None;
+    }
+    r.report
+}
+
+/// The envelopes of one RNTuple as far as they could be read.
+pub(crate) struct Envelopes {
+    pub(crate) anchor: Anchor,
+    pub(crate) anchor_key: KeyInfo,
+    pub(crate) header: Header,
+    pub(crate) footer: Footer,
+    /// `None` for a page list that could not be read.
+    pub(crate) page_lists: Vec<Option<PageList>>,
+}
+
+/// Parses with the checksum; on a mismatch reports it and parses again
+/// without, so that the other checks still run.
+fn parse_checked<T>(r: &mut Reporter<'_>, at: Where, parse: impl Fn(bool) -> rntuple_format::Result<T>) -> Option<T> {
+    match parse(true) {
+        Ok(v) => Some(v),
+        Err(e @ Error::ChecksumMismatch { .. }) => {
+            r.error(&e, at.clone());
+            match parse(false) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    r.error(&e, at);
+                    None
+                }
+            }
+        }
+        Err(e) => {
+            r.error(&e, at);
+            None
+        }
+    }
+}
+
+fn read_envelopes(root: &RootFile, key: &KeyInfo, r: &mut Reporter<'_>) -> Option<Envelopes> {
+    let at_anchor = Where::check("anchor").at(key.payload_offset());
+    let bytes = match root.read_object(key) {
+        Ok(b) => b,
+        Err(e) => {
+            r.error(&e, at_anchor);
+            return None;
+        }
+    };
+    let location = Location::new(format!("RNTuple anchor '{}'", key.path), Some(key.payload_offset()));
+    let anchor = parse_checked(r, at_anchor, |verify| Anchor::parse(&bytes, verify, &location))?;
+    let mk = anchor.max_key_size;
+
+    let at = Where::check("envelope").at(anchor.seek_header);
+    let hbytes =
+        match read_envelope(root, anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, "header envelope") {
+            Ok(b) => b,
+            Err(e) => {
+                r.error(&e, at);
+                return None;
+            }
+        };
+    let header = parse_checked(r, at.clone(), |verify| {
+        parse_header(&hbytes, verify)
+            .map_err(|e| e.within(&format!("header envelope at file offset {}", anchor.seek_header)))
+    })?;
+    let hsum = match header_checksum(&hbytes) {
+        Ok(s) => s,
+        Err(e) => {
+            r.error(&e, at);
+            return None;
+        }
+    };
+    drop(hbytes);
+
+    let at = Where::check("envelope").at(anchor.seek_footer);
+    let fbytes =
+        match read_envelope(root, anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope") {
+            Ok(b) => b,
+            Err(e) => {
+                r.error(&e, at);
+                return None;
+            }
+        };
+    let footer = parse_checked(r, at.clone(), |verify| {
+        parse_footer(&fbytes, verify)
+            .map_err(|e| e.within(&format!("footer envelope at file offset {}", anchor.seek_footer)))
+    })?;
+    if footer.header_checksum != hsum {
+        r.structure(
+            Where::check("checksum").at(anchor.seek_footer),
+            format!(
+                "the footer quotes header checksum {:#018x}, the header envelope's is {hsum:#018x}",
+                footer.header_checksum
+            ),
+        );
+    }
+
+    let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
+    for (g, cg) in footer.cluster_groups.iter().enumerate() {
+        let l = cg.page_list;
+        let what = format!("page list envelope of cluster group {g}");
+        let at = Where::check("envelope").at(l.locator.offset);
+        let pl = match read_envelope(root, l.locator.offset, l.locator.size, l.length, mk, &what) {
+            Ok(bytes) => parse_checked(r, at.clone(), |verify| {
+                parse_page_list(&bytes, verify)
+                    .map_err(|e| e.within(&what).within(&format!("envelope at file offset {}", l.locator.offset)))
+            }),
+            Err(e) => {
+                r.error(&e, at.clone());
+                None
+            }
+        };
+        if let Some(pl) = &pl {
+            if pl.header_checksum != hsum {
+                r.structure(
+                    Where::check("checksum").at(l.locator.offset),
+                    format!(
+                        "the {what} quotes header checksum {:#018x}, the header envelope's is {hsum:#018x}",
+                        pl.header_checksum
+                    ),
+                );
+            }
+            check_group(cg, pl, g, l.locator.offset, r);
+        }
+        page_lists.push(pl);
+    }
+    Some(Envelopes { anchor, anchor_key: key.clone(), header, footer, page_lists })
+}
+
+/// A cluster group's summary against the clusters of its page list.
+fn check_group(
+    cg: &rntuple_format::model::ClusterGroupDescriptor,
+    pl: &PageList,
+    g: usize,
+    offset: u64,
+    r: &mut Reporter<'_>,
+) {
+    let at = || Where::check("clusters").at(offset);
+    if u64::from(cg.num_clusters) != pl.clusters.len() as u64 {
+        r.structure(
+            at(),
+            format!(
+                "cluster group {g}: the footer says {} clusters, its page list has {}",
+                cg.num_clusters,
+                pl.clusters.len()
+            ),
+        );
+    }
+    if pl.clusters.is_empty() {
+        return;
+    }
+    let min = pl.clusters.iter().map(|c| c.first_entry).min().unwrap_or(0);
+    let span = pl.clusters.iter().fold(0u64, |s, c| s.saturating_add(c.num_entries));
+    if cg.min_entry != min {
+        r.structure(
+            at(),
+            format!("cluster group {g}: the footer says it starts at entry {}, its clusters at {min}", cg.min_entry),
+        );
+    }
+    if cg.entry_span != span {
+        r.structure(
+            at(),
+            format!("cluster group {g}: the footer says it spans {} entries, its clusters hold {span}", cg.entry_span),
+        );
+    }
+}
+
+fn verify_rntuple(root: &Arc<RootFile>, key: &KeyInfo, options: VerifyOptions, r: &mut Reporter<'_>) {
+    let problems_before = r.report.num_problems;
+    let Some(env) = read_envelopes(root, key, r) else { return };
+    pages::verify_data(root, &env, options, problems_before, r);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problems_name_their_place() {
+        let p = Problem {
+            file: "a.root".into(),
+            rntuple: Some("Events".into()),
+            field: Some("Muon.pt".into()),
+            column: Some(7),
+            cluster: Some(3),
+            page: Some(2),
+            offset: Some(1234),
+            check: "checksum",
+            message: "stored 0x1, computed 0x2".into(),
+        };
+        assert_eq!(
+            p.to_string(),
+            "a.root:Events: cluster 3, column 7 (field Muon.pt), page 2, byte offset 1234: checksum: stored 0x1, computed 0x2"
+        );
+        let q = Problem { rntuple: None, field: None, column: None, cluster: None, page: None, offset: None, ..p };
+        assert_eq!(q.to_string(), "a.root: checksum: stored 0x1, computed 0x2");
+    }
+}
