@@ -9,14 +9,17 @@
 ``arrays()`` returns awkward arrays with the same forms uproot gives for the
 same data; ``library="np"``, ``"pd"`` and ``"pa"`` give numpy, pandas and
 pyarrow instead. ``recreate()`` writes awkward arrays, pyarrow tables, pandas
-DataFrames and dicts of arrays.
+DataFrames and dicts of arrays. ``convert()`` turns TTrees and Parquet files
+into RNTuples (and RNTuples into Parquet); ``draw()`` histograms an
+expression of fields into a PNG.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from . import _lib
-from ._fields import Field
-from ._file import File, open
 from ._lib import (
     AllocationError,
     ChecksumError,
@@ -27,8 +30,34 @@ from ._lib import (
     UnsupportedError,
     WriteError,
 )
-from ._ntuple import Cluster, Column, RNTuple
-from ._write import RNTupleWriter, WritableFile, compression_setting, recreate
+
+# The rest of the API is imported on first use (PEP 562), so that the
+# `rntuple` command starts without importing awkward, pyarrow and uproot
+# for the subcommands that do not need them (ls, show, inspect, verify, merge...).
+_LAZY = {
+    "_convert": ("ConvertError", "ConvertResult", "convert"),
+    "_draw": ("DrawError", "Histogram", "draw"),
+    "_fields": ("Field",),
+    "_file": ("File", "open"),
+    "_ntuple": ("Cluster", "Column", "RNTuple"),
+    "_tools": ("FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "verify"),
+    "_write": ("RNTupleWriter", "WritableFile", "compression_setting", "recreate"),
+}
+_ORIGIN = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _ORIGIN.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rntuple' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ORIGIN))
+
 
 __version__: str = _lib.__version__
 
@@ -37,19 +66,32 @@ __all__ = [
     "ChecksumError",
     "Cluster",
     "Column",
+    "ConvertError",
+    "ConvertResult",
     "DecompressionError",
+    "DrawError",
     "Field",
     "File",
+    "FileReport",
     "FormatError",
+    "Histogram",
+    "MergeSummary",
+    "Problem",
     "RNTuple",
     "RNTupleError",
     "RNTupleWriter",
     "TruncatedError",
     "UnsupportedError",
+    "VerifyReport",
     "WritableFile",
     "WriteError",
     "__version__",
     "compression_setting",
+    "convert",
+    "draw",
+    "inspect",
+    "merge",
     "open",
     "recreate",
+    "verify",
 ]

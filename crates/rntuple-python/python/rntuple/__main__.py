@@ -324,7 +324,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
         raise SystemExit(_run(rest[0], rest[1:], verify="--no-verify" not in flags))
     sys.stdout.flush()
     sys.stderr.flush()
-    raise SystemExit(_lib.cli_main(args))
+    try:
+        status = _lib.cli_main(args)
+    except KeyboardInterrupt:
+        # The Rust command has cleaned up and said so; Python saw the same SIGINT.
+        status = 130
+    raise SystemExit(status)
 
 
 if __name__ == "__main__":
