@@ -3,6 +3,7 @@
 //! them into awkward / numpy / pandas objects. Writing (`write`): record
 //! batches cross the other way and are written with the GIL released.
 
+mod tools;
 mod write;
 
 use std::sync::Arc;
@@ -51,9 +52,9 @@ struct File {
 #[pymethods]
 impl File {
     #[new]
-    #[pyo3(signature = (path, verify_checksums = true))]
-    fn new(py: Python<'_>, path: String, verify_checksums: bool) -> PyResult<Self> {
-        let options = ReadOptions { verify_checksums };
+    #[pyo3(signature = (path, verify_checksums = true, threads = 0))]
+    fn new(py: Python<'_>, path: String, verify_checksums: bool, threads: usize) -> PyResult<Self> {
+        let options = ReadOptions { verify_checksums, threads };
         let inner = py.detach(|| RNTupleFile::open_with(&path, options)).map_err(to_py)?;
         Ok(File { inner, path })
     }
@@ -173,23 +174,47 @@ impl RNTuple {
         self.inner.readable_fields().iter().map(|f| f.name.clone()).collect()
     }
 
-    /// Reads fields over an entry range into an Arrow record batch (PyCapsule interface).
-    #[pyo3(signature = (fields = None, entry_start = 0, entry_stop = None))]
+    /// Reads fields over an entry range into an Arrow record batch (PyCapsule
+    /// interface; the buffers are handed over, not copied). `threads`
+    /// overrides the file's decoding threads for this read (0: one per core).
+    #[pyo3(signature = (fields = None, entry_start = 0, entry_stop = None, threads = None))]
     fn read(
         &self,
         py: Python<'_>,
         fields: Option<Vec<String>>,
         entry_start: u64,
         entry_stop: Option<u64>,
+        threads: Option<usize>,
     ) -> PyResult<PyRecordBatch> {
         let nt = self.inner.clone();
         let batch = py
             .detach(move || {
                 let names: Option<Vec<&str>> = fields.as_ref().map(|v| v.iter().map(|s| s.as_str()).collect());
-                nt.read(names.as_deref(), entry_start, entry_stop.unwrap_or(u64::MAX))
+                let mut options = *nt.options();
+                if let Some(t) = threads {
+                    options.threads = t;
+                }
+                nt.read_with(names.as_deref(), entry_start, entry_stop.unwrap_or(u64::MAX), &options)
             })
             .map_err(to_py)?;
         Ok(PyRecordBatch::new(batch))
+    }
+
+    /// I/O figures of the reads so far: requests, vectored_calls, bytes_read,
+    /// bytes_needed, pages.
+    fn io_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.io_stats();
+        let d = PyDict::new(py);
+        d.set_item("requests", s.requests)?;
+        d.set_item("vectored_calls", s.vectored_calls)?;
+        d.set_item("bytes_read", s.bytes_read)?;
+        d.set_item("bytes_needed", s.bytes_needed)?;
+        d.set_item("pages", s.pages)?;
+        Ok(d)
+    }
+
+    fn reset_io_stats(&self) {
+        self.inner.reset_io_stats()
     }
 
     /// The text of `rntuple show`.
@@ -214,6 +239,7 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<write::PyFileWriter>()?;
     m.add_class::<write::PyRNTupleWriter>()?;
     write::add_write_error(m)?;
+    tools::register(m)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;

@@ -1,0 +1,93 @@
+"""Smoke test of the benchmark harness (``bench/run.py``): a tiny run of every
+competitor (ROOT RNTuple and TTree compiled against ROOT from PyPI, rntuple
+through Rust and Python, uproot) that must finish with every reader reporting
+the input's checksum and ROOT reading the files we write. The C++ builds and
+inputs are cached under ``$RNTUPLE_CACHE/bench``; the report goes to a
+temporary file, never to ``docs/benchmarks.md``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import awkward as ak
+import numpy as np
+from conftest import root_python
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOCS = os.path.join(REPO, "docs", "benchmarks.md")
+COMPETITORS = {"root-rntuple", "root-ttree", "ours-rust", "ours-python", "uproot"}
+sys.path.insert(0, os.path.join(REPO, "bench"))
+
+import checksum  # noqa: E402
+
+
+def test_checksum_definition():
+    """The checksum every reader prints, on values worked out by hand (the same case as the Rust unit test
+    in crates/rntuple-bench/src/checksum.rs): a collection of records with sizes 2, 0, 1."""
+    pt = ak.values_astype(ak.Array([[1.0, 2.0], [], [3.0]]), np.float32)
+    q = ak.values_astype(ak.Array([[-1, 5], [], [7]]), np.int32)
+    arrays = ak.zip({"Jet": ak.zip({"pt": pt, "q": q})}, depth_limit=1)
+    sums = checksum.awkward_checksums(arrays)
+    assert sums["Jet"] == str(2 * 1 + 0 * 2 + 1 * 3)
+    assert sums["Jet[].pt"] == str(0x3F800000 + 2 * 0x40000000 + 3 * 0x40400000)
+    assert sums["Jet[].q"] == str(0xFFFFFFFF + 2 * 5 + 3 * 7)
+    # a slice starts counting positions at 1 again
+    assert checksum.awkward_checksums(arrays[2:])["Jet[].pt"] == str(0x40400000)
+
+
+def test_bench_quick_run_checks_every_competitor(tmp_path):
+    out = tmp_path / "benchmarks.md"
+    raw = tmp_path / "results.json"
+    docs_before = os.stat(DOCS).st_mtime_ns if os.path.exists(DOCS) else None
+    cmd = [
+        root_python(),
+        os.path.join(REPO, "bench", "run.py"),
+        "--quick",
+        "--scale",
+        "tiny",
+        "--runs",
+        "1",
+        "--workloads",
+        "nanoaod,run2012",
+        "--codecs",
+        "505",
+        "--cases",
+        "write,read,read3,range,limit",
+        "--output",
+        str(out),
+        "--json",
+        str(raw),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-6000:]
+
+    data = json.loads(raw.read_text())
+    assert data["failures"] == []
+    seen = {(r["case"], r["workload"], r["competitor"]) for r in data["results"]}
+    for workload in ("nanoaod", "run2012"):
+        for case in ("write", "read", "read3", "range"):
+            assert {c for (k, w, c) in seen if k == case and w == workload} == COMPETITORS, (case, workload)
+        assert ("limit", workload, "codec") in seen
+    reads = [r for r in data["results"] if r["case"] in ("read", "read3", "range")]
+    assert reads and all(r["checksum_ok"] for r in reads)
+    # every figure the report needs is there
+    for r in data["results"]:
+        if r["case"] == "write":
+            assert r["wall"] > 0 and r["peak_rss"] > r["rss_after_load"] > 0 and r["file_size"] > 0
+    # ROOT reads the files our writers wrote, with the input's checksum
+    checks = {(c["workload"], c["writer"], c["reader"]): c["ok"] for c in data["checks"]}
+    for workload in ("nanoaod", "run2012"):
+        for writer in ("ours-rust", "ours-python"):
+            assert checks[(workload, writer, "root-rntuple")] is True
+        assert checks[(workload, "root-rntuple", "ours-rust")] is True
+    assert all(checks.values())
+
+    text = out.read_text()
+    for section in ("## Machine and versions", "## Workloads", "## Targets", "## Write", "## Read", "## Codec limit"):
+        assert section in text
+    assert "| zstd 5 | 1 | **rntuple (Rust)** |" in text
+    # the committed report is left alone
+    assert (os.stat(DOCS).st_mtime_ns if os.path.exists(DOCS) else None) == docs_before
