@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float32Array, Float64Array, Int32Array, Int8Array, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field, Fields};
-use rntuple::write::{FieldOverride, RNTupleWriter, RealEncoding, WriteOptions};
+use rntuple::write::{FieldOverride, ParallelWriter, RNTupleWriter, RealEncoding, SharedFileWriter, WriteOptions};
 use rntuple_container::write::{FileWriter, WriterOptions};
 use serde_json::Value;
 use write_support::*;
@@ -286,6 +286,30 @@ fn root_reads_what_we_write() {
         fw.finish().expect("finish");
         jobs.push(Job { file: file.clone(), ntuple: "first".into(), written: Some(rows(&a)) });
         jobs.push(Job { file, ntuple: "dir/second".into(), written: Some(rows(&b)) });
+    }
+
+    // Fill contexts of a ParallelWriter on three threads: clusters of the
+    // contexts interleaved in commit order.
+    let file = scratch("root-parallel.root");
+    {
+        let shared = SharedFileWriter::create(&file, WriterOptions::default()).expect("create");
+        let parts = [everything(300, 41), everything(250, 42), everything(170, 43)];
+        let w = ParallelWriter::new(&shared, "p", &parts[0].schema(), &HashMap::new(), small(505)).expect("parallel");
+        std::thread::scope(|s| {
+            for b in &parts {
+                let mut ctx = w.create_fill_context().expect("context");
+                s.spawn(move || {
+                    for _ in 0..2 {
+                        ctx.write_batch(b).expect("batch");
+                        ctx.flush_cluster().expect("flush");
+                    }
+                    ctx.close().expect("close context");
+                });
+            }
+        });
+        w.close().expect("close");
+        shared.finish().expect("finish");
+        jobs.push(Job { file, ntuple: "p".into(), written: None });
     }
 
     let results = root_dumps(&py, &jobs);

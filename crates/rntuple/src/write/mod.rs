@@ -24,12 +24,14 @@
 //! * `fill`: Arrow arrays → column elements, entry ranges at a time (ordered
 //!   containers sorted, bitsets unpacked);
 //! * `pages`: page buffers that grow, seal and stay within a budget;
+//! * `pool`: the threads that compress sealed pages while filling goes on;
 //! * `budget`: the memory budget ([`WriteOptions::memory_budget`]) shared
 //!   out, and the count of the bytes held ([`RNTupleWriter::memory_use`]);
 //! * `layout`: a cluster's pages grouped by column into `RBlob` keys, with
 //!   same-page merging;
 //! * `writer` ([`RNTupleWriter`]): clusters, cluster groups (page lists), footer, anchor;
-//! * `shared` ([`SharedFileWriter`]): a file shared by writers that own their handle.
+//! * `shared` ([`SharedFileWriter`]): a file shared by writers that own their handle;
+//! * `parallel` ([`ParallelWriter`]): fill contexts on several threads filling clusters of one RNTuple.
 
 mod budget;
 mod cpp;
@@ -38,7 +40,9 @@ mod layout;
 mod names;
 mod options;
 mod pages;
+mod parallel;
 mod plan;
+mod pool;
 mod project;
 mod shared;
 mod writer;
@@ -56,6 +60,7 @@ use rntuple_format::{Error, Result};
 
 pub use budget::MemoryUse;
 pub use options::{FieldOverride, Projection, RealEncoding, WriteOptions};
+pub use parallel::{FillContext, ParallelWriter};
 pub use shared::SharedFileWriter;
 pub use writer::RNTupleWriter;
 

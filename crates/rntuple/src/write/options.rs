@@ -43,7 +43,10 @@ pub struct WriteOptions {
     /// `std::optional<T>`. When off, every field is written as its value type
     /// and nulls are an error.
     pub nullable_as_optional: bool,
-    /// Threads compressing pages; 0: one per available core. The bytes
+    /// Threads compressing pages, the one filling the page buffers
+    /// included: with N > 1, N - 1 threads compress while the filling
+    /// thread goes on (and compresses too when they are all busy); 1:
+    /// the filling thread compresses. 0: one per available core. The bytes
     /// written are the same for any number.
     pub compression_threads: usize,
     /// Bytes the writer may hold: page buffers, pages sealed but not yet

@@ -11,24 +11,29 @@
 //! higher column id), and seals itself when that does not free enough.
 //! After sealing, a buffer restarts at the initial size.
 //!
-//! Sealed pages are queued and compressed in batches of a few MiB on
-//! several threads; the bytes written do not depend on the number of threads.
+//! Sealed pages are queued and sealed (compressed, checksummed) in batches:
+//! with `compression_threads` N > 1, N - 1 threads (`pool`) take batches
+//! while this thread goes on filling, and this thread seals a batch itself
+//! when they are all busy; with N = 1 it seals every batch itself. The
+//! pages queued or being compressed stay within the queue's share of the
+//! budget (filling waits for a batch when the next page would exceed it).
+//! Results are applied in batch order, so the bytes written do not depend on
+//! the number of threads.
 //!
 //! Every byte the buffers hold is counted (see `budget`): the buffers at
 //! their capacity, queued pages with room for their checksum, compressed
 //! pages until their cluster is written.
 
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use rntuple_format::checksum::xxh3_64;
 use rntuple_format::column::{encode_page, ColumnSpec, ColumnValues};
-use rntuple_format::compression::compress;
 use rntuple_format::{Error, Result};
 
 use super::budget::{MemoryUse, Shares};
 use super::options::WriteOptions;
 use super::plan::ColumnPlan;
+use super::pool::{seal_page, Done, Encoded, Pool};
 
 /// A page ready to be written.
 #[derive(Debug, Clone)]
@@ -121,10 +126,22 @@ pub(crate) struct Columns {
     allocated: u64,
     /// Columns by current page size, largest first, ties by higher id.
     order: BTreeSet<(Reverse<u64>, Reverse<usize>)>,
-    /// Encoded pages waiting for compression, in sealing order.
+    /// Encoded pages not yet handed to the pool, in sealing order.
     queue: Vec<Encoded>,
-    /// Bytes of the queued pages (capacities) and their checksums.
+    /// Bytes of `queue` (capacities) and their checksums.
+    pending_bytes: u64,
+    /// Bytes of the batches being compressed (inputs and checksums), by batch number.
+    in_flight: BTreeMap<u64, u64>,
+    /// Bytes of the queued and in-flight pages (capacities) and their checksums.
     queued_bytes: u64,
+    /// Sealed batches received ahead of an earlier one, by batch number.
+    arrived: BTreeMap<u64, Done>,
+    /// Number of the next batch to hand out, and of the next to apply.
+    next_batch: u64,
+    next_apply: u64,
+    /// The compression threads besides this one, started with the first
+    /// batch (none with one thread or when pages are not compressed).
+    pool: Option<Pool>,
     /// Bytes of the compressed pages of the open cluster, until written.
     sealed_bytes: u64,
     high_water: u64,
@@ -133,14 +150,6 @@ pub(crate) struct Columns {
     max_initial_bytes: u64,
     min_initial_bytes: u64,
     threads: usize,
-}
-
-/// An encoded, not yet compressed page.
-#[derive(Debug)]
-struct Encoded {
-    col: usize,
-    num_elements: u32,
-    page: Vec<u8>,
 }
 
 impl Columns {
@@ -158,7 +167,13 @@ impl Columns {
             allocated: 0,
             order: BTreeSet::new(),
             queue: Vec::new(),
+            pending_bytes: 0,
+            in_flight: BTreeMap::new(),
             queued_bytes: 0,
+            arrived: BTreeMap::new(),
+            next_batch: 0,
+            next_apply: 0,
+            pool: None,
             sealed_bytes: 0,
             high_water: 0,
             max_page_bytes: 0,
@@ -410,72 +425,107 @@ impl Columns {
         }
         let page = encode_page(&c.spec, &c.values, 0..n)?;
         // The encoded page is held while the buffer is: count it first.
-        self.queued_bytes += page.capacity() as u64 + self.checksum_len();
+        let bytes = page.capacity() as u64 + self.checksum_len();
+        self.queued_bytes += bytes;
+        self.pending_bytes += bytes;
         self.note(0);
         let c = &mut self.cols[col];
         c.values = c.empty.clone();
         c.values.reserve(c.initial);
         self.queue.push(Encoded { col, num_elements: n as u32, page });
-        if self.queued_bytes >= self.shares.queue_limit {
-            self.compress_queue()?;
+        // Wait for the oldest batches while the queue's share is exceeded.
+        while self.queued_bytes > self.shares.queue_limit && !self.in_flight.is_empty() {
+            self.receive_one()?;
+        }
+        if self.pending_bytes >= self.batch_target() || self.queued_bytes > self.shares.queue_limit {
+            self.dispatch()?;
         }
         Ok(())
     }
 
-    /// Compresses and checksums the queued pages, on up to `threads` threads
-    /// (contiguous shares of the queue, so the result does not depend on the
-    /// number of threads), and appends them to their columns in queue order.
-    fn compress_queue(&mut self) -> Result<()> {
-        let queue = std::mem::take(&mut self.queue);
-        let cols: Vec<usize> = queue.iter().map(|e| e.col).collect();
-        let (compression, checksums) = (self.compression, self.checksums);
-        let seal_one = move |e: Encoded| -> Result<SealedPage> {
-            let packed_size = e.page.len() as u64;
-            // Uncompressed (level 0): the encoded page is the stored page; no copy.
-            let mut bytes = if compression % 100 == 0 { e.page } else { compress(&e.page, compression)? };
-            let data_size = bytes.len() as u64;
-            let checksum = checksums.then(|| xxh3_64(&bytes));
-            if let Some(sum) = checksum {
-                bytes.reserve_exact(8);
-                bytes.extend_from_slice(&sum.to_le_bytes());
-            }
-            // Held until the cluster is written: no spare capacity.
-            bytes.shrink_to_fit();
-            Ok(SealedPage { num_elements: e.num_elements, bytes, data_size, packed_size, checksum })
-        };
-        let threads = self.threads.min(queue.len()).max(1);
-        let sealed: Vec<Result<SealedPage>> = if threads == 1 {
-            queue.into_iter().map(seal_one).collect()
-        } else {
-            // Contiguous shares of the queue, one per thread.
-            let share = queue.len().div_ceil(threads);
-            let mut shares: Vec<Vec<Encoded>> = Vec::with_capacity(threads);
-            let mut rest = queue.into_iter().peekable();
-            while rest.peek().is_some() {
-                shares.push(rest.by_ref().take(share).collect());
-            }
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = shares
-                    .into_iter()
-                    .map(|chunk| scope.spawn(move || chunk.into_iter().map(seal_one).collect::<Vec<_>>()))
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| match h.join() {
-                        Ok(v) => v,
-                        Err(_) => vec![Err(Error::InvalidArgument { message: "a compression thread panicked".into() })],
-                    })
-                    .collect()
-            })
-        };
-        // Counted as if every input was held until every output exists.
-        let out: u64 = sealed.iter().map(|p| p.as_ref().map_or(0, |p| p.bytes.capacity() as u64)).sum();
-        self.note(out);
-        self.queued_bytes = 0;
-        self.sealed_bytes += out;
-        for (col, page) in cols.into_iter().zip(sealed) {
-            self.cols[col].sealed.push(page?);
+    /// Bytes of encoded pages handed to a thread at once: a share of the
+    /// queue small enough that every thread has a batch while the next fills.
+    fn batch_target(&self) -> u64 {
+        (self.shares.queue_limit / (self.threads as u64 + 1)).max(1)
+    }
+
+    /// Hands the queued pages to the pool as one batch (or seals them here
+    /// when pages are not compressed).
+    fn dispatch(&mut self) -> Result<()> {
+        if self.queue.is_empty() {
+            return Ok(());
         }
+        let pages = std::mem::take(&mut self.queue);
+        let bytes = std::mem::take(&mut self.pending_bytes);
+        let seq = self.next_batch;
+        self.next_batch += 1;
+        // The threads besides this one; with none (or no compression) this
+        // thread seals every batch.
+        let helpers = if self.compression % 100 == 0 { 0 } else { self.threads - 1 };
+        if helpers > 0 && self.pool.is_none() {
+            self.pool = Some(Pool::new(helpers, self.compression, self.checksums)?);
+        }
+        self.poll()?;
+        self.in_flight.insert(seq, bytes);
+        match &self.pool {
+            // A thread is free: it compresses while this one goes on filling.
+            Some(pool) if self.in_flight.len() <= helpers => pool.submit(seq, pages),
+            // All are busy: this thread compresses the batch itself.
+            _ => {
+                let pages =
+                    pages.into_iter().map(|e| (e.col, seal_page(e, self.compression, self.checksums))).collect();
+                self.received(Done { seq, pages })
+            }
+        }
+    }
+
+    /// Applies the batches the threads have finished, without waiting.
+    fn poll(&mut self) -> Result<()> {
+        while let Some(done) = self.pool.as_ref().and_then(|p| p.try_next()) {
+            self.received(done)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for one batch from the pool and applies what can be applied.
+    fn receive_one(&mut self) -> Result<()> {
+        let done = match &self.pool {
+            Some(pool) => pool.next()?,
+            None => {
+                return Err(Error::InvalidArgument { message: "internal: no compression threads to wait for".into() })
+            }
+        };
+        self.received(done)
+    }
+
+    /// Counts a sealed batch and applies the batches now in order: pages are
+    /// appended to their columns in batch order, then queue order.
+    fn received(&mut self, done: Done) -> Result<()> {
+        let input = self.in_flight.remove(&done.seq).unwrap_or(0);
+        let out: u64 = done.pages.iter().map(|(_, p)| p.as_ref().map_or(0, |p| p.bytes.capacity() as u64)).sum();
+        // Counted as if every input in flight was held until its output
+        // exists, and the other batches' outputs were as large as their inputs.
+        let others: u64 = self.in_flight.values().sum();
+        self.note(out + others);
+        self.queued_bytes -= input;
+        self.sealed_bytes += out;
+        self.arrived.insert(done.seq, done);
+        while let Some(done) = self.arrived.remove(&self.next_apply) {
+            self.next_apply += 1;
+            for (col, page) in done.pages {
+                self.cols[col].sealed.push(page?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands out the queued pages and waits until every batch is applied.
+    fn drain(&mut self) -> Result<()> {
+        self.dispatch()?;
+        while !self.in_flight.is_empty() {
+            self.receive_one()?;
+        }
+        debug_assert!(self.arrived.is_empty() && self.queued_bytes == 0);
         Ok(())
     }
 
@@ -492,7 +542,7 @@ impl Columns {
         for i in 0..self.cols.len() {
             self.flush(i)?;
         }
-        self.compress_queue()?;
+        self.drain()?;
         Ok(self
             .cols
             .iter_mut()
@@ -505,8 +555,75 @@ impl Columns {
             .collect())
     }
 
+    /// Numbers the next `n` elements of `col` (a cluster of a fill
+    /// context, see `ParallelWriter`): returns the index of the first.
+    pub fn advance(&mut self, col: usize, n: u64) -> u64 {
+        let c = &mut self.cols[col];
+        c.first_element += n;
+        c.first_element - n
+    }
+
     /// Elements appended to `col` in the current cluster.
     pub fn n_cluster(&self, col: usize) -> u64 {
         self.cols[col].n_cluster
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rntuple_format::column::decode_page;
+    use rntuple_format::compression::decompress;
+    use rntuple_format::model::ColumnType;
+    use rntuple_format::Location;
+
+    use super::*;
+
+    fn plan() -> ColumnPlan {
+        ColumnPlan {
+            spec: ColumnSpec::new(ColumnType::SplitReal64, 64, None).unwrap(),
+            mem_size: 8,
+            empty: ColumnValues::F64(Vec::new()),
+            first_element: 0,
+        }
+    }
+
+    #[test]
+    fn filling_goes_on_while_batches_are_compressed_within_the_queue_share() {
+        let options = WriteOptions {
+            compression: 505,
+            compression_threads: 2,
+            max_unzipped_page_size: 8192,
+            ..Default::default()
+        };
+        let mut c = Columns::new(&[plan(), plan()], &options).unwrap();
+        let values: Vec<f64> = (0..600_000).map(|i| (i % 977) as f64 * 0.5).collect();
+        let mut overlapped = 0;
+        for (k, chunk) in values.chunks(1000).enumerate() {
+            c.push(k % 2, chunk).unwrap();
+            // Pages handed to the pool are not waited for: appending returns
+            // with batches still being compressed.
+            if !c.in_flight.is_empty() {
+                overlapped += 1;
+            }
+            // The queued and in-flight pages stay within the queue's share
+            // (and the page that overfills it).
+            assert!(c.queued_bytes <= c.shares.queue_limit + c.max_page_bytes + 8, "{}", c.queued_bytes);
+            assert_eq!(c.queued_bytes, c.pending_bytes + c.in_flight.values().sum::<u64>());
+        }
+        assert!(overlapped > 100, "{overlapped}");
+        let cluster = c.finish_cluster().unwrap();
+        assert_eq!(c.queued_bytes, 0);
+        // Every page is back, in order: column k holds chunks k, k + 2, ...
+        for (k, col) in cluster.iter().enumerate() {
+            let mut got = ColumnValues::F64(Vec::new());
+            for p in &col.pages {
+                let page =
+                    decompress(&p.bytes[..p.data_size as usize], p.packed_size as usize, &Location::new("t", None))
+                        .unwrap();
+                decode_page(&plan().spec, &page, p.num_elements as usize, &mut got).unwrap();
+            }
+            let expected: Vec<f64> = values.chunks(1000).skip(k).step_by(2).flatten().copied().collect();
+            assert!(matches!(got, ColumnValues::F64(v) if v == expected), "column {k}");
+        }
     }
 }

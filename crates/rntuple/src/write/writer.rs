@@ -1,6 +1,7 @@
 //! [`RNTupleWriter`]: one RNTuple into a container, from Arrow record batches.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema as ArrowSchema, SchemaBuilder};
@@ -18,7 +19,7 @@ use super::fill::{check_type, check_values, unzipped_bytes, Bytes, Filler};
 use super::layout::write_cluster_pages;
 use super::names::check_name;
 use super::options::{FieldOverride, Projection, WriteOptions};
-use super::pages::Columns;
+use super::pages::{ClusterColumn, Columns};
 use super::plan::Plan;
 use super::shared::SharedFileWriter;
 use super::BlobSink;
@@ -91,15 +92,30 @@ struct WrittenHeader {
 enum Sink<'f> {
     Borrowed(&'f mut dyn BlobSink),
     Shared(SharedFileWriter),
+    /// A fill context of a [`super::ParallelWriter`]: clusters are written
+    /// and recorded by the parallel writer's own writer, under its lock.
+    Context(Arc<Mutex<RNTupleWriter<'static>>>),
 }
 
 impl Sink<'_> {
-    fn get(&mut self) -> &mut dyn BlobSink {
+    fn get(&mut self) -> Result<&mut dyn BlobSink> {
         match self {
-            Sink::Borrowed(s) => &mut **s,
-            Sink::Shared(s) => s,
+            Sink::Borrowed(s) => Ok(&mut **s),
+            Sink::Shared(s) => Ok(s),
+            Sink::Context(_) => Err(Error::InvalidArgument {
+                message: "internal: a fill context writes through its parallel writer".into(),
+            }),
         }
     }
+}
+
+/// Locks the writer of a [`super::ParallelWriter`].
+pub(crate) fn lock_main<'a>(
+    main: &'a Mutex<RNTupleWriter<'static>>,
+) -> Result<std::sync::MutexGuard<'a, RNTupleWriter<'static>>> {
+    main.lock().map_err(|_| Error::InvalidArgument {
+        message: "a fill context panicked while committing a cluster; the RNTuple is incomplete".into(),
+    })
 }
 
 impl std::fmt::Debug for RNTupleWriter<'_> {
@@ -128,6 +144,52 @@ impl RNTupleWriter<'static> {
         options: WriteOptions,
     ) -> Result<Self> {
         Self::create(Sink::Shared(file.clone()), name, schema, overrides, options)
+    }
+}
+
+impl RNTupleWriter<'static> {
+    /// A fill context of `main` (the writer of a [`super::ParallelWriter`],
+    /// its header written): the same schema and options, its own page buffers.
+    pub(crate) fn fill_context(main: &Arc<Mutex<RNTupleWriter<'static>>>) -> Result<Self> {
+        let m = lock_main(main)?;
+        m.usable()?;
+        let columns = Columns::new(&m.plan.columns, &m.options)?;
+        let filler = Filler { columns, counts: vec![0; m.plan.schema.fields.len()] };
+        Ok(RNTupleWriter {
+            sink: Sink::Context(Arc::clone(main)),
+            name: m.name.clone(),
+            options: m.options.clone(),
+            plan: m.plan.clone(),
+            arrow_schema: m.arrow_schema.clone(),
+            filler,
+            header: m.header,
+            first_entry: 0,
+            cluster_entries: 0,
+            cluster_unzipped: 0,
+            unzipped_estimate: m.unzipped_estimate,
+            bytes_filled: 0,
+            bytes_flushed: 0,
+            pending: Vec::new(),
+            groups: Vec::new(),
+            poisoned: false,
+        })
+    }
+
+    /// Marks the parallel writer of this fill context failed.
+    pub(crate) fn poison_main(&self) {
+        if let Sink::Context(main) = &self.sink {
+            match main.lock() {
+                Ok(mut m) => m.poisoned = true,
+                Err(p) => p.into_inner().poisoned = true,
+            }
+        }
+    }
+
+    /// Writes the header envelope now (a parallel writer does before its
+    /// fill contexts exist).
+    pub(crate) fn write_header_now(&mut self) -> Result<()> {
+        let r = self.ensure_header().map(|_| ());
+        self.guard(r)
     }
 }
 
@@ -237,6 +299,11 @@ impl<'f> RNTupleWriter<'f> {
         projections: &[Projection],
     ) -> Result<()> {
         self.usable()?;
+        if matches!(self.sink, Sink::Context(_)) {
+            return Err(Error::InvalidArgument {
+                message: format!("fields cannot be added to a fill context of a parallel writer ('{}')", self.name),
+            });
+        }
         let first_entry = self.num_entries();
         let old_columns = self.plan.columns.len();
         self.plan.extend(schema, overrides, projections, &self.options, first_entry)?;
@@ -281,7 +348,7 @@ impl<'f> RNTupleWriter<'f> {
 
     fn write_envelope(&mut self, bytes: &[u8]) -> Result<EnvelopeLink> {
         let zipped = compress(bytes, self.options.compression)?;
-        let offset = self.sink.get().write_blob(&[&zipped], bytes.len() as u64)?;
+        let offset = self.sink.get()?.write_blob(&[&zipped], bytes.len() as u64)?;
         Ok(EnvelopeLink { length: bytes.len() as u64, locator: Locator { offset, size: zipped.len() as u64 } })
     }
 
@@ -446,35 +513,62 @@ impl<'f> RNTupleWriter<'f> {
             return Ok(());
         }
         let columns = self.filler.columns.finish_cluster()?;
-        let merge = self.options.same_page_merging && self.options.page_checksums;
-        let (pages, written) = write_cluster_pages(self.sink.get(), &columns, merge)?;
-        let columns: Vec<_> = columns.into_iter().map(|c| c.first_element).collect();
+        let entries = self.cluster_entries;
+        let written = match &self.sink {
+            Sink::Context(main) => {
+                // Clusters of fill contexts are appended in commit order.
+                let mut main = lock_main(main)?;
+                main.usable()?;
+                let r = main.record_cluster(&columns, entries, true);
+                main.guard(r)?
+            }
+            _ => self.record_cluster(&columns, entries, false)?,
+        };
+        drop(columns);
         self.filler.columns.cluster_written();
-        let ranges = columns
-            .iter()
-            .zip(pages)
-            .map(|(&first_element, pages)| ColumnPageRange {
-                element_offset: first_element as i64,
-                compression: Some(self.options.compression),
-                pages,
-            })
-            .collect();
-        let summary = ClusterSummary { first_entry: self.first_entry, num_entries: self.cluster_entries, flags: 0 };
-        self.pending.push((summary, ranges));
         // ROOT's estimate of the next cluster's unzipped size: the target
         // compressed size times the compression factor so far (in f32, capped at 1000).
         self.bytes_filled += self.cluster_unzipped;
         self.bytes_flushed += written;
         let factor = (self.bytes_filled as f32 / self.bytes_flushed as f32).min(1000.0);
         self.unzipped_estimate = (factor * self.options.approx_zipped_cluster_size as f32) as u64;
-        self.first_entry += self.cluster_entries;
+        self.first_entry += entries;
         self.cluster_entries = 0;
         self.cluster_unzipped = 0;
         self.filler.reset_counts();
+        Ok(())
+    }
+
+    /// Writes the pages of a cluster of `entries` entries and records it as
+    /// the next cluster; returns the bytes written. `parallel`: the cluster
+    /// comes from a fill context, so its entries and column elements are
+    /// numbered here, after those recorded before.
+    fn record_cluster(&mut self, columns: &[ClusterColumn], entries: u64, parallel: bool) -> Result<u64> {
+        let merge = self.options.same_page_merging && self.options.page_checksums;
+        let (pages, written) = write_cluster_pages(self.sink.get()?, columns, merge)?;
+        let mut ranges = Vec::with_capacity(columns.len());
+        for (i, (c, pages)) in columns.iter().zip(pages).enumerate() {
+            let first_element = if parallel {
+                let n = c.pages.iter().map(|p| p.num_elements as u64).sum();
+                self.filler.columns.advance(i, n)
+            } else {
+                c.first_element
+            };
+            ranges.push(ColumnPageRange {
+                element_offset: first_element as i64,
+                compression: Some(self.options.compression),
+                pages,
+            });
+        }
+        let summary = ClusterSummary { first_entry: self.first_entry, num_entries: entries, flags: 0 };
+        self.pending.push((summary, ranges));
+        if parallel {
+            self.first_entry += entries;
+        }
         if self.options.cluster_group_size > 0 && self.pending.len() >= self.options.cluster_group_size {
             self.commit_cluster_group_inner()?;
         }
-        Ok(())
+        Ok(written)
     }
 
     /// Writes the page list of the clusters committed since the last one
@@ -536,9 +630,9 @@ impl<'f> RNTupleWriter<'f> {
             seek_footer: footer.locator.offset,
             nbytes_footer: footer.locator.size,
             len_footer: footer.length,
-            max_key_size: self.sink.get().max_key_size(),
+            max_key_size: self.sink.get()?.max_key_size(),
         };
-        self.sink.get().write_anchor(&self.name, &anchor)
+        self.sink.get()?.write_anchor(&self.name, &anchor)
     }
 }
 

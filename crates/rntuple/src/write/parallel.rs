@@ -1,0 +1,292 @@
+//! [`ParallelWriter`]: several threads fill independent clusters of one
+//! RNTuple, as ROOT's `RNTupleParallelWriter` (each thread with its own
+//! `RNTupleFillContext`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::RecordBatch;
+use arrow_schema::Schema as ArrowSchema;
+use rntuple_format::{Error, Result};
+
+use super::budget::MemoryUse;
+use super::options::{FieldOverride, WriteOptions};
+use super::shared::SharedFileWriter;
+use super::writer::{lock_main, RNTupleWriter};
+
+/// One RNTuple filled by several [`FillContext`]s, e.g. one per thread.
+///
+/// Each context has its own page buffers (and compression threads) and
+/// builds its own clusters; a cluster is written when its context commits
+/// it, and the clusters are numbered in commit order: entries of one
+/// context stay in their order, entries of different contexts interleave by
+/// cluster. Committing a cluster (writing its pages and recording it) is
+/// serialized by a lock; filling and compressing are not.
+///
+/// The header is written when the writer is created; [`ParallelWriter::close`]
+/// writes the page lists, the footer and the anchor once every context is
+/// closed or dropped. A context dropped without [`FillContext::close`]
+/// commits its last cluster (ROOT's fill context does so in its destructor);
+/// if that fails, the parallel writer fails at `close`. The schema is fixed:
+/// fields cannot be added. `memory_budget` applies to each context.
+///
+/// ```no_run
+/// # use std::collections::HashMap;
+/// # use rntuple::write::{ParallelWriter, SharedFileWriter, WriteOptions};
+/// # fn batches(_k: usize) -> Vec<arrow_array::RecordBatch> { unimplemented!() }
+/// # let schema = arrow_schema::Schema::empty();
+/// let file = SharedFileWriter::create("out.root", Default::default())?;
+/// let writer = ParallelWriter::new(&file, "Events", &schema, &HashMap::new(), WriteOptions::default())?;
+/// std::thread::scope(|s| {
+///     for k in 0..4 {
+///         let mut ctx = writer.create_fill_context()?;
+///         s.spawn(move || -> rntuple_format::Result<()> {
+///             for b in batches(k) {
+///                 ctx.write_batch(&b)?;
+///             }
+///             ctx.close()
+///         });
+///     }
+///     Ok::<_, rntuple_format::Error>(())
+/// })?;
+/// writer.close()?;
+/// file.finish()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ParallelWriter {
+    main: Arc<Mutex<RNTupleWriter<'static>>>,
+}
+
+impl std::fmt::Debug for ParallelWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParallelWriter").field("contexts_and_writer", &Arc::strong_count(&self.main)).finish()
+    }
+}
+
+impl ParallelWriter {
+    /// Creates the RNTuple `name` in `file` (as [`RNTupleWriter::new_shared`])
+    /// and writes its header.
+    pub fn new(
+        file: &SharedFileWriter,
+        name: &str,
+        schema: &ArrowSchema,
+        overrides: &HashMap<String, FieldOverride>,
+        options: WriteOptions,
+    ) -> Result<Self> {
+        let mut w = RNTupleWriter::new_shared(file, name, schema, overrides, options)?;
+        w.write_header_now()?;
+        Ok(ParallelWriter { main: Arc::new(Mutex::new(w)) })
+    }
+
+    /// A new context to fill entries with (on any thread).
+    pub fn create_fill_context(&self) -> Result<FillContext> {
+        Ok(FillContext { inner: Some(RNTupleWriter::fill_context(&self.main)?) })
+    }
+
+    /// Entries in the clusters committed so far.
+    pub fn num_entries(&self) -> Result<u64> {
+        Ok(lock_main(&self.main)?.num_entries())
+    }
+
+    /// Writes the page lists, the footer and the anchor. Fails while a
+    /// context is still open, and when a context failed to commit a cluster.
+    pub fn close(self) -> Result<()> {
+        let main = Arc::try_unwrap(self.main).map_err(|m| Error::InvalidArgument {
+            message: format!(
+                "{} fill context(s) of the parallel writer are still open; close or drop them first",
+                Arc::strong_count(&m) - 1
+            ),
+        })?;
+        let main = main.into_inner().map_err(|_| Error::InvalidArgument {
+            message: "a fill context panicked while committing a cluster; the RNTuple is incomplete".into(),
+        })?;
+        main.close()
+    }
+}
+
+/// Fills clusters of a [`ParallelWriter`]'s RNTuple: entries are appended
+/// with [`FillContext::write_batch`] (as [`RNTupleWriter::write_batch`],
+/// clusters committed at the same sizes) and the open cluster is committed
+/// with [`FillContext::flush_cluster`] or [`FillContext::close`].
+pub struct FillContext {
+    /// `None` once closed.
+    inner: Option<RNTupleWriter<'static>>,
+}
+
+impl std::fmt::Debug for FillContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FillContext").field("writer", &self.inner).finish()
+    }
+}
+
+impl FillContext {
+    fn inner(&mut self) -> Result<&mut RNTupleWriter<'static>> {
+        self.inner.as_mut().ok_or_else(|| Error::InvalidArgument { message: "the fill context is closed".into() })
+    }
+
+    /// Appends the entries of `batch` (the writer's schema).
+    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.inner()?.write_batch(batch)
+    }
+
+    /// Commits the entries appended since the last cluster as a cluster of
+    /// the RNTuple (no-op when there are none).
+    pub fn flush_cluster(&mut self) -> Result<()> {
+        self.inner()?.commit_cluster()
+    }
+
+    /// Entries appended through this context (committed or not).
+    pub fn num_entries(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |w| w.num_entries())
+    }
+
+    /// The bytes this context's buffers hold now and at most.
+    pub fn memory_use(&self) -> MemoryUse {
+        self.inner.as_ref().map_or_else(MemoryUse::default, |w| w.memory_use())
+    }
+
+    /// Commits the open cluster and ends the context.
+    pub fn close(mut self) -> Result<()> {
+        let r = self.inner()?.commit_cluster();
+        self.finish(r)
+    }
+
+    /// Ends the context; a failure marks the parallel writer failed.
+    fn finish(&mut self, r: Result<()>) -> Result<()> {
+        if let Some(w) = self.inner.take() {
+            if r.is_err() || w.has_failed() {
+                w.poison_main();
+            }
+        }
+        r
+    }
+}
+
+impl Drop for FillContext {
+    fn drop(&mut self) {
+        let r = match self.inner.as_mut() {
+            Some(w) if !w.has_failed() => w.commit_cluster(),
+            _ => Ok(()),
+        };
+        let _ = self.finish(r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::builder::{Float32Builder, ListBuilder};
+    use arrow_array::{Array, Float32Array, Int64Array, LargeListArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use rntuple_container::write::WriterOptions;
+
+    use super::*;
+    use crate::RNTupleFile;
+
+    /// Entries `ids`: `id` and `v` = `[id; id % 4]`.
+    fn batch(ids: &[i64]) -> RecordBatch {
+        let mut v = ListBuilder::new(Float32Builder::new());
+        for &id in ids {
+            for _ in 0..id % 4 {
+                v.values().append_value(id as f32);
+            }
+            v.append(true);
+        }
+        let schema = Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("v", DataType::List(Arc::new(Field::new("item", DataType::Float32, true))), false),
+        ]);
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(Int64Array::from(ids.to_vec())), Arc::new(v.finish())])
+            .unwrap()
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("rntuple-parallel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    #[test]
+    fn threads_fill_disjoint_clusters_and_every_entry_is_read_once() {
+        const THREADS: i64 = 4;
+        const N: i64 = 40_000;
+        let path = scratch("parallel.root");
+        let file = SharedFileWriter::create(&path, WriterOptions::default()).unwrap();
+        let options = WriteOptions { compression_threads: 1, approx_zipped_cluster_size: 20_000, ..Default::default() };
+        let schema = batch(&[0]).schema();
+        let writer = ParallelWriter::new(&file, "t", &schema, &HashMap::new(), options).unwrap();
+        std::thread::scope(|s| {
+            for k in 0..THREADS {
+                let mut ctx = writer.create_fill_context().unwrap();
+                s.spawn(move || {
+                    let ids: Vec<i64> = (k..N).step_by(THREADS as usize).collect();
+                    for (i, chunk) in ids.chunks(300).enumerate() {
+                        ctx.write_batch(&batch(chunk)).unwrap();
+                        if i % 3 == 2 {
+                            ctx.flush_cluster().unwrap();
+                        }
+                    }
+                    assert_eq!(ctx.num_entries(), (N / THREADS) as u64);
+                    if k == 0 {
+                        drop(ctx); // commits its last cluster
+                    } else {
+                        ctx.close().unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(writer.num_entries().unwrap(), N as u64);
+        writer.close().unwrap();
+        file.finish().unwrap();
+
+        let f = RNTupleFile::open(&path).unwrap();
+        let t = f.rntuple("t").unwrap();
+        assert_eq!(t.num_entries(), N as u64);
+        let read = t.read(None, 0, N as u64).unwrap();
+        let id = read.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let v = read.column(1);
+        let v = v.as_any().downcast_ref::<LargeListArray>().unwrap_or_else(|| panic!("{:?}", v.data_type()));
+        // Every entry exactly once, its collection with it.
+        let mut seen = vec![false; N as usize];
+        for (row, &x) in id.values().iter().enumerate() {
+            assert!(!std::mem::replace(&mut seen[x as usize], true), "entry {x} twice");
+            let items = v.value(row);
+            let items = items.as_any().downcast_ref::<Float32Array>().unwrap();
+            assert_eq!(items.len() as i64, x % 4, "row {row}");
+            assert!(items.values().iter().all(|&y| y == x as f32), "row {row}");
+        }
+        assert!(seen.iter().all(|&s| s));
+        // Each cluster comes from one context, its entries in order.
+        let clusters = &t.descriptor().clusters;
+        assert!(clusters.len() >= 4 * 5, "{} clusters", clusters.len());
+        for c in clusters {
+            let ids = &id.values()[c.first_entry as usize..(c.first_entry + c.num_entries) as usize];
+            assert!(ids.iter().all(|x| x % THREADS == ids[0] % THREADS), "cluster {} mixes contexts", c.id);
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "cluster {}", c.id);
+        }
+    }
+
+    #[test]
+    fn close_waits_for_every_context() {
+        let path = scratch("open-context.root");
+        let file = SharedFileWriter::create(&path, WriterOptions::default()).unwrap();
+        let b = batch(&[1, 2, 3]);
+        let writer = ParallelWriter::new(&file, "t", &b.schema(), &HashMap::new(), WriteOptions::default()).unwrap();
+        let mut ctx = writer.create_fill_context().unwrap();
+        ctx.write_batch(&b).unwrap();
+        let mut other = writer.create_fill_context().unwrap();
+        assert!(other.write_batch(&batch(&[4])).is_ok());
+        other.close().unwrap();
+        // `close` consumes the writer: try it on a clone of the handle.
+        let e = ParallelWriter { main: Arc::clone(&writer.main) }.close().unwrap_err().to_string();
+        assert!(e.contains("still open"), "{e}");
+        drop(ctx);
+        writer.close().unwrap();
+        file.finish().unwrap();
+        let f = RNTupleFile::open(&path).unwrap();
+        let t = f.rntuple("t").unwrap();
+        assert_eq!(t.num_entries(), 4);
+        assert_eq!(t.descriptor().clusters.len(), 2);
+    }
+}
