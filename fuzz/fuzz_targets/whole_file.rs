@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(root) = RootFile::from_storage_with(storage, OpenOptions::new().verify_checksums(false)) else {
         return;
     };
-    let file = RNTupleFile::from_root_file(root, ReadOptions { verify_checksums: false });
+    let file = RNTupleFile::from_root_file(root, ReadOptions::DEFAULT.with_verify_checksums(false));
     let _ = file.keys();
     let Ok(names) = file.rntuple_names() else {
         return;

@@ -273,6 +273,16 @@ impl RootFile {
         Ok(out)
     }
 
+    /// Whether an RNTuple payload of `size` bytes on disk at `offset` is split
+    /// over several keys (see [`crate::blob`]). A single-key payload is the
+    /// plain byte range `offset..offset + size`, which a reader may fetch
+    /// together with its neighbours in one request; a split one must be read
+    /// with [`RootFile::read_payload`]. Errors like [`RootFile::read_payload`]
+    /// for sizes the file cannot hold.
+    pub fn payload_is_split(&self, offset: u64, size: u64, max_key_size: u64) -> Result<bool> {
+        Ok(self.payload_layout(offset, size, max_key_size)?.is_some())
+    }
+
     // --- internals ---------------------------------------------------------
 
     /// Checks a payload's size and returns its multi-key layout, if split.

@@ -35,6 +35,37 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
             })
             .collect()
     }
+
+    /// Vectored read into one caller-owned buffer: the `(offset, len)` ranges
+    /// are stored one after the other in `out`, whose length must be their
+    /// sum (so a reader can reuse one buffer for many batches). The default
+    /// checks every range first, then reads them one by one.
+    fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {
+        check_ranges_into(ranges, self.size()?, out.len())?;
+        let mut rest = out;
+        for &(offset, len) in ranges {
+            let (head, tail) = rest.split_at_mut(len);
+            self.read_exact_at(offset, head)?;
+            rest = tail;
+        }
+        Ok(())
+    }
+}
+
+/// Checks `ranges` against a store of `size` bytes and an output of
+/// `out_len` bytes that must hold them one after the other.
+fn check_ranges_into(ranges: &[(u64, usize)], size: u64, out_len: usize) -> Result<()> {
+    let mut total = 0usize;
+    for &(offset, len) in ranges {
+        check_range(offset, len as u64, size, "vectored read")?;
+        total = total.saturating_add(len);
+    }
+    if total != out_len {
+        return Err(Error::InvalidArgument {
+            message: format!("vectored read of {total} bytes into a buffer of {out_len} bytes"),
+        });
+    }
+    Ok(())
 }
 
 /// Checks that `offset..offset + len` lies inside a store of `size` bytes.
@@ -150,6 +181,12 @@ mod tests {
         assert_eq!(r, vec![vec![0, 1], vec![50, 51, 52]]);
         // An absurd range is refused before anything is allocated.
         assert!(m.read_ranges(&[(0, 2), (0, usize::MAX)]).is_err());
+        let mut out = [0u8; 5];
+        m.read_ranges_into(&[(0, 2), (50, 3)], &mut out).unwrap();
+        assert_eq!(out, [0, 1, 50, 51, 52]);
+        // Ranges that do not fill the buffer exactly, or lie past the end, are refused.
+        assert!(m.read_ranges_into(&[(0, 2)], &mut out).is_err());
+        assert!(matches!(m.read_ranges_into(&[(98, 5)], &mut out), Err(Error::Truncated { .. })));
     }
 
     #[test]

@@ -56,70 +56,117 @@ fn err(what: &Location, offset: usize, message: impl Into<String>) -> Error {
 
 /// Decompresses `src` into `dst`, which must be filled exactly.
 pub fn decompress_into(src: &[u8], dst: &mut [u8], what: &Location) -> Result<()> {
-    if src.len() == dst.len() {
-        dst.copy_from_slice(src);
-        return Ok(());
+    Decompressor::new().decompress_into(src, dst, what)
+}
+
+/// Reusable decompression state: a reader that decompresses many pages keeps
+/// one per thread, so that zstd's context (a few hundred kilobytes) is set up
+/// once instead of once per page.
+#[derive(Default)]
+pub struct Decompressor {
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    zlib: Option<flate2::Decompress>,
+}
+
+impl std::fmt::Debug for Decompressor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decompressor")
+            .field("zstd_context", &self.zstd.is_some())
+            .field("zlib_context", &self.zlib.is_some())
+            .finish()
     }
-    let mut pos = 0usize;
-    let mut out = 0usize;
-    while pos < src.len() {
-        let rest = &src[pos..];
-        if rest.len() < COMPRESSION_HEADER_SIZE {
-            return Err(err(what, pos, format!("{} trailing bytes are too few for a chunk header", rest.len())));
-        }
-        let tag = [rest[0], rest[1], rest[2]];
-        let csize = u24(&rest[3..6]);
-        let usize_ = u24(&rest[6..9]);
-        let body_end = COMPRESSION_HEADER_SIZE + csize;
-        if body_end > rest.len() {
-            return Err(err(
-                what,
-                pos,
-                format!("chunk claims {csize} compressed bytes, only {} remain", rest.len() - COMPRESSION_HEADER_SIZE),
-            ));
-        }
-        if usize_ > dst.len() - out {
-            return Err(err(
-                what,
-                pos,
-                format!("chunk claims {usize_} uncompressed bytes, only {} remain in the output", dst.len() - out),
-            ));
-        }
-        let body = &rest[COMPRESSION_HEADER_SIZE..body_end];
-        let target = &mut dst[out..out + usize_];
-        decompress_chunk(tag, body, target).map_err(|m| err(what, pos, m))?;
-        pos += body_end;
-        out += usize_;
+}
+
+impl Decompressor {
+    pub fn new() -> Self {
+        Self::default()
     }
-    if out != dst.len() {
-        return Err(err(what, pos, format!("chunks decompress to {out} bytes, expected {}", dst.len())));
+
+    /// Decompresses `src` into `dst`, which must be filled exactly (as
+    /// [`decompress_into`]).
+    pub fn decompress_into(&mut self, src: &[u8], dst: &mut [u8], what: &Location) -> Result<()> {
+        if src.len() == dst.len() {
+            dst.copy_from_slice(src);
+            return Ok(());
+        }
+        let mut pos = 0usize;
+        let mut out = 0usize;
+        while pos < src.len() {
+            let rest = &src[pos..];
+            if rest.len() < COMPRESSION_HEADER_SIZE {
+                return Err(err(what, pos, format!("{} trailing bytes are too few for a chunk header", rest.len())));
+            }
+            let tag = [rest[0], rest[1], rest[2]];
+            let csize = u24(&rest[3..6]);
+            let usize_ = u24(&rest[6..9]);
+            let body_end = COMPRESSION_HEADER_SIZE + csize;
+            if body_end > rest.len() {
+                return Err(err(
+                    what,
+                    pos,
+                    format!(
+                        "chunk claims {csize} compressed bytes, only {} remain",
+                        rest.len() - COMPRESSION_HEADER_SIZE
+                    ),
+                ));
+            }
+            if usize_ > dst.len() - out {
+                return Err(err(
+                    what,
+                    pos,
+                    format!("chunk claims {usize_} uncompressed bytes, only {} remain in the output", dst.len() - out),
+                ));
+            }
+            let body = &rest[COMPRESSION_HEADER_SIZE..body_end];
+            let target = &mut dst[out..out + usize_];
+            self.chunk(tag, body, target).map_err(|m| err(what, pos, m))?;
+            pos += body_end;
+            out += usize_;
+        }
+        if out != dst.len() {
+            return Err(err(what, pos, format!("chunks decompress to {out} bytes, expected {}", dst.len())));
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// Decompresses one chunk body into `target`, which it must fill exactly.
+    fn chunk(&mut self, tag: [u8; 3], body: &[u8], target: &mut [u8]) -> std::result::Result<(), String> {
+        let n = match tag {
+            TAG_ZLIB => {
+                let d = match &mut self.zlib {
+                    Some(d) => {
+                        d.reset(true);
+                        d
+                    }
+                    empty => empty.insert(flate2::Decompress::new(true)),
+                };
+                inflate_zlib(d, body, target)?
+            }
+            TAG_LZMA => unxz(body, target)?,
+            TAG_ZSTD => {
+                let ctx = match &mut self.zstd {
+                    Some(ctx) => ctx,
+                    empty => empty.insert(zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?),
+                };
+                ctx.decompress_to_buffer(body, target).map_err(|e| format!("zstd: {e}"))?
+            }
+            [b'L', b'4', _] => unlz4(body, target)?,
+            [b'Z', b'S', v] => return Err(format!("zstd chunk with unknown format version {v}")),
+            TAG_OLD => return Err("ROOT's historic 'CS' deflate chunks are not supported".into()),
+            t => return Err(format!("unknown compression algorithm tag {:?}", String::from_utf8_lossy(&t))),
+        };
+        if n != target.len() {
+            return Err(format!("chunk decompressed to {n} bytes, its header says {}", target.len()));
+        }
+        Ok(())
+    }
 }
 
 fn u24(b: &[u8]) -> usize {
     usize::from(b[0]) | usize::from(b[1]) << 8 | usize::from(b[2]) << 16
 }
 
-/// Decompresses one chunk body into `target`, which it must fill exactly.
-fn decompress_chunk(tag: [u8; 3], body: &[u8], target: &mut [u8]) -> std::result::Result<(), String> {
-    let n = match tag {
-        TAG_ZLIB => inflate_zlib(body, target)?,
-        TAG_LZMA => unxz(body, target)?,
-        TAG_ZSTD => zstd::bulk::decompress_to_buffer(body, target).map_err(|e| format!("zstd: {e}"))?,
-        [b'L', b'4', _] => unlz4(body, target)?,
-        [b'Z', b'S', v] => return Err(format!("zstd chunk with unknown format version {v}")),
-        TAG_OLD => return Err("ROOT's historic 'CS' deflate chunks are not supported".into()),
-        t => return Err(format!("unknown compression algorithm tag {:?}", String::from_utf8_lossy(&t))),
-    };
-    if n != target.len() {
-        return Err(format!("chunk decompressed to {n} bytes, its header says {}", target.len()));
-    }
-    Ok(())
-}
-
-fn inflate_zlib(body: &[u8], target: &mut [u8]) -> std::result::Result<usize, String> {
-    let mut d = flate2::Decompress::new(true);
+fn inflate_zlib(d: &mut flate2::Decompress, body: &[u8], target: &mut [u8]) -> std::result::Result<usize, String> {
     match d.decompress(body, target, flate2::FlushDecompress::Finish) {
         Ok(flate2::Status::StreamEnd) => Ok(d.total_out() as usize),
         Ok(_) => Err("zlib stream does not end where the chunk header says".into()),
@@ -155,6 +202,11 @@ fn unlz4(body: &[u8], target: &mut [u8]) -> std::result::Result<usize, String> {
 /// into ROOT-compatible chunks. Returns `src` unchanged when the level is 0,
 /// when a chunk does not shrink (as ROOT does) or when the result would not
 /// be shorter than `src` (a reader could not tell it from uncompressed data).
+///
+/// zstd chunks are compressed with a context kept per thread (set up once,
+/// not once per page) straight into the returned buffer; the bytes are those
+/// of a fresh context. The buffer has room for 8 more bytes (a page checksum)
+/// without reallocating.
 pub fn compress(src: &[u8], settings: u32) -> Result<Vec<u8>> {
     let algorithm = settings / 100;
     let level = (settings % 100).min(9);
@@ -171,40 +223,86 @@ pub fn compress(src: &[u8], settings: u32) -> Result<Vec<u8>> {
         }
         other => return Err(Error::InvalidArgument { message: format!("unknown compression algorithm {other}") }),
     };
-    let mut out = Vec::with_capacity(src.len() / 2 + COMPRESSION_HEADER_SIZE);
+    let chunks = src.len().div_ceil(COMPRESSION_MAX_CHUNK);
+    let mut out = if algorithm == ALGORITHM_ZSTD {
+        // Room for the worst case, so that zstd writes in place; the caller
+        // trims what is not used.
+        let bound = src.chunks(COMPRESSION_MAX_CHUNK).map(|c| zstd::zstd_safe::compress_bound(c.len())).sum::<usize>();
+        Vec::with_capacity(bound + chunks * COMPRESSION_HEADER_SIZE + 8)
+    } else {
+        Vec::with_capacity(src.len() / 2 + COMPRESSION_HEADER_SIZE)
+    };
     for chunk in src.chunks(COMPRESSION_MAX_CHUNK) {
         // ROOT refuses to compress tiny chunks (R__zipMultipleAlgorithm).
         if chunk.len() < COMPRESSION_HEADER_SIZE + 2 {
             return Ok(src.to_vec());
         }
-        let (tag, body) = match algorithm {
-            ALGORITHM_ZLIB => (TAG_ZLIB, deflate_zlib(chunk, level)?),
-            ALGORITHM_LZMA => (TAG_LZMA, xz(chunk, level)?),
+        let start = out.len();
+        let tag = match algorithm {
+            ALGORITHM_ZLIB => {
+                out.extend_from_slice(&[0; COMPRESSION_HEADER_SIZE]);
+                out.extend_from_slice(&deflate_zlib(chunk, level)?);
+                TAG_ZLIB
+            }
+            ALGORITHM_LZMA => {
+                out.extend_from_slice(&[0; COMPRESSION_HEADER_SIZE]);
+                out.extend_from_slice(&xz(chunk, level)?);
+                TAG_LZMA
+            }
             ALGORITHM_LZ4 => {
                 let data = lz4_flex::block::compress(chunk);
-                let mut body = Vec::with_capacity(LZ4_CHECKSUM_SIZE + data.len());
-                body.extend_from_slice(&xxh64(&data).to_be_bytes());
-                body.extend_from_slice(&data);
-                ([TAG_LZ4[0], TAG_LZ4[1], LZ4_MAJOR_VERSION], body)
+                out.extend_from_slice(&[0; COMPRESSION_HEADER_SIZE]);
+                out.extend_from_slice(&xxh64(&data).to_be_bytes());
+                out.extend_from_slice(&data);
+                [TAG_LZ4[0], TAG_LZ4[1], LZ4_MAJOR_VERSION]
             }
             _ => {
-                let body =
-                    zstd::bulk::compress(chunk, 2 * level as i32).map_err(|e| Error::io("zstd compression", e))?;
-                (TAG_ZSTD, body)
+                out.extend_from_slice(&[0; COMPRESSION_HEADER_SIZE]);
+                zstd_into(&mut out, chunk, 2 * level as i32)?;
+                TAG_ZSTD
             }
         };
-        if body.len() + COMPRESSION_HEADER_SIZE >= chunk.len() || body.len() > COMPRESSION_MAX_CHUNK {
+        let body = out.len() - start - COMPRESSION_HEADER_SIZE;
+        if body + COMPRESSION_HEADER_SIZE >= chunk.len() || body > COMPRESSION_MAX_CHUNK {
             return Ok(src.to_vec());
         }
-        out.extend_from_slice(&tag);
-        out.extend_from_slice(&(body.len() as u32).to_le_bytes()[..3]);
-        out.extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
-        out.extend_from_slice(&body);
+        let header = &mut out[start..start + COMPRESSION_HEADER_SIZE];
+        header[..3].copy_from_slice(&tag);
+        header[3..6].copy_from_slice(&(body as u32).to_le_bytes()[..3]);
+        header[6..].copy_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
     }
     if out.len() >= src.len() {
         return Ok(src.to_vec());
     }
     Ok(out)
+}
+
+thread_local! {
+    /// This thread's zstd compression context.
+    static ZSTD_CONTEXT: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Appends one zstd frame of `chunk` at `level` to `out`, which has room for
+/// it (`compress_bound`), with this thread's context.
+fn zstd_into(out: &mut Vec<u8>, chunk: &[u8], level: i32) -> Result<()> {
+    ZSTD_CONTEXT.with(|cell| {
+        let mut slot = cell
+            .try_borrow_mut()
+            .map_err(|_| Error::InvalidArgument { message: "internal: zstd compression context re-entered".into() })?;
+        let ctx = match slot.as_mut() {
+            Some(c) => {
+                c.set_compression_level(level).map_err(|e| Error::io("zstd compression", e))?;
+                c
+            }
+            None => slot.insert(zstd::bulk::Compressor::new(level).map_err(|e| Error::io("zstd compression", e))?),
+        };
+        let pos = out.len() as u64;
+        let mut cursor = std::io::Cursor::new(out);
+        cursor.set_position(pos);
+        ctx.compress_to_buffer(chunk, &mut cursor).map_err(|e| Error::io("zstd compression", e))?;
+        Ok(())
+    })
 }
 
 fn deflate_zlib(chunk: &[u8], level: u32) -> Result<Vec<u8>> {
@@ -339,6 +437,55 @@ mod tests {
         let z = compress(&sample(10_000), 505).unwrap();
         let e = decompress(&z, usize::MAX / 2, &loc()).unwrap_err();
         assert!(matches!(e, Error::WouldOverAllocate { .. }), "{e}");
+    }
+
+    #[test]
+    fn one_decompressor_serves_every_algorithm_and_survives_errors() {
+        let mut d = Decompressor::new();
+        for round in 0..2 {
+            for settings in [505, 101, 404, 207, 509, 105] {
+                let data = sample(30_000 + settings as usize);
+                let z = compress(&data, settings).unwrap();
+                let mut out = vec![0u8; data.len()];
+                d.decompress_into(&z, &mut out, &loc()).unwrap();
+                assert_eq!(out, data, "settings {settings}, round {round}");
+                // A corrupt block fails, and the next one decompresses again.
+                let mut bad = z.clone();
+                let last = bad.len() - 1;
+                bad[last / 2] ^= 0xff;
+                bad.truncate(last);
+                assert!(d.decompress_into(&bad, &mut out, &loc()).is_err(), "settings {settings}");
+            }
+        }
+    }
+
+    #[test]
+    fn reused_zstd_context_writes_the_bytes_of_a_fresh_one() {
+        // Levels interleaved on one thread, so that the thread's context is
+        // reused with changing levels; each chunk must be one fresh-context frame.
+        for round in 0..2 {
+            for settings in [505u32, 501, 509, 505] {
+                for n in [100usize, 70_000, COMPRESSION_MAX_CHUNK + 3000] {
+                    let data = sample(n + round);
+                    let z = compress(&data, settings).unwrap();
+                    let mut expected = Vec::new();
+                    for chunk in data.chunks(COMPRESSION_MAX_CHUNK) {
+                        let body = zstd::bulk::compress(chunk, 2 * (settings % 100) as i32).unwrap();
+                        expected.extend_from_slice(b"ZS\x01");
+                        expected.extend_from_slice(&(body.len() as u32).to_le_bytes()[..3]);
+                        expected.extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
+                        expected.extend_from_slice(&body);
+                    }
+                    assert_eq!(z, expected, "settings {settings}, {n} bytes");
+                    assert!(z.capacity() >= z.len() + 8, "room for a checksum");
+                }
+            }
+        }
+        // Other threads have their own contexts.
+        let data = sample(50_000);
+        let here = compress(&data, 505).unwrap();
+        let there = std::thread::spawn(move || compress(&data, 505).unwrap()).join().unwrap();
+        assert_eq!(here, there);
     }
 
     #[test]

@@ -24,20 +24,44 @@ use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, pars
 pub use rntuple_format::{Error, Location, Result};
 
 pub use descriptor::{ClusterInfo, Descriptor};
-pub use read::PageSource;
+pub use read::{IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
 pub use schema::{FieldKind, FieldNode, Schema};
-pub use write::{write_batches, FieldOverride, RNTupleWriter, RealEncoding, WriteOptions};
+pub use write::{write_batches, FieldOverride, Projection, RNTupleWriter, RealEncoding, WriteOptions};
 
 /// Options of the reader.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadOptions {
     /// Verify the xxh3 checksums of anchor, envelopes and pages (default: on).
     pub verify_checksums: bool,
+    /// Threads that decompress and decode pages: 0 (the default) uses one
+    /// per core (rayon's global pool; `RAYON_NUM_THREADS` overrides), 1
+    /// reads on the calling thread only, n > 1 uses a pool of n threads
+    /// (created once per n). With more than one, a further thread fetches
+    /// the next batch of pages while the current one is decoded. The arrays
+    /// read are the same for any number of threads (docs/reading.md).
+    pub threads: usize,
+}
+
+impl ReadOptions {
+    /// The defaults: checksums verified, one decoding thread per core.
+    pub const DEFAULT: ReadOptions = ReadOptions { verify_checksums: true, threads: 0 };
+
+    /// These options with checksum verification on or off.
+    pub const fn with_verify_checksums(mut self, verify: bool) -> Self {
+        self.verify_checksums = verify;
+        self
+    }
+
+    /// These options with `threads` decoding threads (see [`ReadOptions::threads`]).
+    pub const fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { verify_checksums: true }
+        Self::DEFAULT
     }
 }
 
@@ -92,6 +116,7 @@ pub struct RNTuple {
     anchor: Anchor,
     schema: Schema,
     source: PageSource,
+    options: ReadOptions,
 }
 
 fn read_envelope(root: &RootFile, offset: u64, size: u64, length: u64, max_key: u64, what: &str) -> Result<Vec<u8>> {
@@ -151,8 +176,15 @@ impl RNTuple {
         let desc = Arc::new(Descriptor::new(header, footer, page_lists)?);
         let schema = Schema::from_descriptor(&desc)?;
         let column_multiplier = read::column_multipliers(&schema, desc.columns.len());
-        let source = PageSource { file: root, desc, max_key_size: mk, verify_checksums: verify, column_multiplier };
-        Ok(RNTuple { path: path.to_string(), anchor, schema, source })
+        let source = PageSource {
+            file: root,
+            desc,
+            max_key_size: mk,
+            verify_checksums: verify,
+            column_multiplier,
+            io: Arc::default(),
+        };
+        Ok(RNTuple { path: path.to_string(), anchor, schema, source, options })
     }
 
     pub fn path(&self) -> &str {
@@ -199,10 +231,43 @@ impl RNTuple {
     /// Reads top-level `fields` (all readable ones when `None`) for entries
     /// `[entry_start, entry_stop)` (clamped to the number of entries).
     pub fn read(&self, fields: Option<&[&str]>, entry_start: u64, entry_stop: u64) -> Result<RecordBatch> {
+        self.read_with(fields, entry_start, entry_stop, &self.options)
+    }
+
+    /// Like [`RNTuple::read`] with other options for this read (e.g. another
+    /// number of threads, or page checksums not verified).
+    pub fn read_with(
+        &self,
+        fields: Option<&[&str]>,
+        entry_start: u64,
+        entry_stop: u64,
+        options: &ReadOptions,
+    ) -> Result<RecordBatch> {
         let sel = self.select(fields)?;
         let stop = entry_stop.min(self.num_entries());
         let start = entry_start.min(stop);
-        read::read_range(&self.source, &sel, start, stop)
+        read::read_range(&self.source, &sel, start, stop, options.threads, options.verify_checksums)
+    }
+
+    /// The page source (column-level reads, see [`PageSource::read_column`]).
+    pub fn page_source(&self) -> &PageSource {
+        &self.source
+    }
+
+    /// The options reads use by default (those the file was opened with).
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
+    }
+
+    /// I/O done by the reads of this RNTuple (and its clones) so far:
+    /// requests, bytes read and bytes needed (see [`IoStats`]).
+    pub fn io_stats(&self) -> IoStats {
+        self.source.io.snapshot()
+    }
+
+    /// Sets the [`RNTuple::io_stats`] counters to zero.
+    pub fn reset_io_stats(&self) {
+        self.source.io.reset()
     }
 
     /// Reads everything.

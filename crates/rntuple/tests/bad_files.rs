@@ -100,8 +100,8 @@ const STRUCTURAL: &[&str] = &[
 /// Reading one small corrupt file must not take longer than this (it takes microseconds).
 const TIME_LIMIT: Duration = Duration::from_secs(5);
 
-const CHECKED: ReadOptions = ReadOptions { verify_checksums: true };
-const UNCHECKED: ReadOptions = ReadOptions { verify_checksums: false };
+const CHECKED: ReadOptions = ReadOptions::DEFAULT;
+const UNCHECKED: ReadOptions = ReadOptions::DEFAULT.with_verify_checksums(false);
 
 fn bad_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/bad")

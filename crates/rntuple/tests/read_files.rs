@@ -181,7 +181,7 @@ fn page_checksum_mismatch_names_the_page() {
     let open = |verify| {
         let storage = Arc::new(rntuple_container::MemoryStorage::new(bytes.clone()));
         let root = RootFile::from_storage(storage).expect("root");
-        RNTupleFile::from_root_file(root, ReadOptions { verify_checksums: verify })
+        RNTupleFile::from_root_file(root, ReadOptions::DEFAULT.with_verify_checksums(verify))
     };
     let err = open(true).rntuple("ntuple").expect("rntuple").read_all().expect_err("corrupt page");
     assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err}");

@@ -11,17 +11,19 @@
 //! For `Real32Trunc` the packed value is the top `n` bits of the IEEE-754
 //! float bit pattern; for `Real32Quant` the `n`-bit quantized integer.
 
-/// Appends `count` booleans from a `Bit` page.
-pub(crate) fn unpack_bools(page: &[u8], count: usize, out: &mut Vec<bool>) {
-    out.reserve(count);
-    let full = count / 8;
-    for &byte in &page[..full.min(page.len())] {
-        out.extend((0..8).map(|j| (byte >> j) & 1 != 0));
+/// Decodes `out.len()` booleans from a `Bit` page into `out`.
+pub(crate) fn unpack_bools(page: &[u8], out: &mut [bool]) {
+    let mut chunks = out.chunks_exact_mut(8);
+    let mut bytes = page.iter();
+    for chunk in &mut chunks {
+        let byte = bytes.next().copied().unwrap_or(0);
+        for (j, d) in chunk.iter_mut().enumerate() {
+            *d = (byte >> j) & 1 != 0;
+        }
     }
-    let tail = count - full * 8;
-    if tail > 0 {
-        let byte = page.get(full).copied().unwrap_or(0);
-        out.extend((0..tail).map(|j| (byte >> j) & 1 != 0));
+    let byte = bytes.next().copied().unwrap_or(0);
+    for (j, d) in chunks.into_remainder().iter_mut().enumerate() {
+        *d = (byte >> j) & 1 != 0;
     }
 }
 
@@ -80,8 +82,8 @@ mod tests {
         let mut packed = Vec::new();
         pack_bools(&v, &mut packed);
         assert_eq!(packed, [0x81, 0x03]);
-        let mut back = Vec::new();
-        unpack_bools(&[0x81, 0xff], 10, &mut back); // stale padding bits ignored
+        let mut back = [false; 10];
+        unpack_bools(&[0x81, 0xff], &mut back); // stale padding bits ignored
         assert_eq!(back, v);
     }
 

@@ -1,10 +1,11 @@
-//! Decoding of uncompressed pages into [`ColumnValues`].
+//! Decoding of uncompressed pages into [`ColumnValues`] or straight into a
+//! window of a preallocated buffer ([`ColumnSlice`]).
 
 use half::f16;
 
 use super::bits::{unpack_bits, unpack_bools};
 use super::elements::*;
-use super::{ColumnSpec, ColumnValues};
+use super::{ColumnSlice, ColumnSpec, ColumnValues};
 use crate::error::{Error, Location, Result};
 use crate::model::ColumnType;
 
@@ -19,6 +20,50 @@ use crate::model::ColumnType;
 /// for `double` fields (into `F32` they are rounded to float, as for `float`
 /// fields).
 pub fn decode_page(spec: &ColumnSpec, page: &[u8], num_elements: usize, out: &mut ColumnValues) -> Result<()> {
+    check_page_size(spec, page, num_elements)?;
+    if !can_decode_into(spec.column_type, out) {
+        return Err(mismatch(spec.column_type, out.kind()));
+    }
+    let start = out.len();
+    out.push_zeros(num_elements);
+    let (_, tail) = out.as_slice_mut().split_at(start);
+    decode_page_into(spec, page, tail)
+}
+
+/// Whether [`decode_page_into`] accepts pages of `column_type` into the
+/// variant of `out` (the natural variant, or `F64` for 16/32-bit reals).
+pub fn can_decode_into(column_type: ColumnType, out: &ColumnValues) -> bool {
+    use ColumnType as T;
+    use ColumnValues as V;
+    matches!(
+        (column_type, out),
+        (T::Bit, V::Bool(_))
+            | (T::Byte | T::Char | T::UInt8, V::U8(_))
+            | (T::Int8, V::I8(_))
+            | (T::Int16 | T::SplitInt16, V::I16(_))
+            | (T::UInt16 | T::SplitUInt16, V::U16(_))
+            | (T::Int32 | T::SplitInt32, V::I32(_))
+            | (T::UInt32 | T::SplitUInt32, V::U32(_))
+            | (T::Int64 | T::SplitInt64, V::I64(_))
+            | (T::UInt64 | T::SplitUInt64, V::U64(_))
+            | (T::Real16 | T::SplitReal16 | T::Real32 | T::SplitReal32 | T::Real32Trunc | T::Real32Quant, V::F32(_))
+            | (
+                T::Real16
+                    | T::SplitReal16
+                    | T::Real32
+                    | T::SplitReal32
+                    | T::Real32Trunc
+                    | T::Real32Quant
+                    | T::Real64
+                    | T::SplitReal64,
+                V::F64(_)
+            )
+            | (T::Index32 | T::Index64 | T::SplitIndex32 | T::SplitIndex64, V::Index(_))
+            | (T::Switch, V::Switch { .. })
+    )
+}
+
+fn check_page_size(spec: &ColumnSpec, page: &[u8], num_elements: usize) -> Result<()> {
     let expected = spec.packed_size(num_elements as u64);
     if page.len() as u64 != expected {
         return Err(Error::out_of_spec(
@@ -31,13 +76,30 @@ pub fn decode_page(spec: &ColumnSpec, page: &[u8], num_elements: usize, out: &mu
             Location::new("uncompressed page", None),
         ));
     }
-    let n = num_elements;
+    Ok(())
+}
+
+fn mismatch(ct: ColumnType, kind: &str) -> Error {
+    Error::InvalidArgument { message: format!("cannot decode a {ct} column into {kind} values") }
+}
+
+/// Decodes an uncompressed page of `out.len()` elements into `out`, which
+/// it overwrites completely. Accepts the same variants as [`decode_page`]
+/// (see [`can_decode_into`]); `page.len()` must equal
+/// `spec.packed_size(out.len())`.
+pub fn decode_page_into(spec: &ColumnSpec, page: &[u8], out: ColumnSlice<'_>) -> Result<()> {
+    let n = out.len();
+    check_page_size(spec, page, n)?;
+    use ColumnSlice as V;
     use ColumnType as T;
-    use ColumnValues as V;
     match (spec.column_type, out) {
-        (T::Bit, V::Bool(v)) => unpack_bools(page, n, v),
-        (T::Byte | T::Char | T::UInt8, V::U8(v)) => v.extend_from_slice(page),
-        (T::Int8, V::I8(v)) => v.extend(page.iter().map(|&b| b as i8)),
+        (T::Bit, V::Bool(v)) => unpack_bools(page, v),
+        (T::Byte | T::Char | T::UInt8, V::U8(v)) => v.copy_from_slice(page),
+        (T::Int8, V::I8(v)) => {
+            for (d, &b) in v.iter_mut().zip(page) {
+                *d = b as i8;
+            }
+        }
         (T::Int16, V::I16(v)) => unpack_plain(page, v),
         (T::UInt16, V::U16(v)) => unpack_plain(page, v),
         (T::Int32, V::I32(v)) => unpack_plain(page, v),
@@ -45,83 +107,108 @@ pub fn decode_page(spec: &ColumnSpec, page: &[u8], num_elements: usize, out: &mu
         (T::Int64, V::I64(v)) => unpack_plain(page, v),
         (T::UInt64, V::U64(v)) => unpack_plain(page, v),
         (T::SplitInt16, V::I16(v)) => {
-            let start = v.len();
-            unsplit::<_, 2>(page, n, v);
-            zigzag_decode16(&mut v[start..]);
+            unsplit::<_, 2>(page, v);
+            zigzag_decode16(v);
         }
         (T::SplitInt32, V::I32(v)) => {
-            let start = v.len();
-            unsplit::<_, 4>(page, n, v);
-            zigzag_decode32(&mut v[start..]);
+            unsplit::<_, 4>(page, v);
+            zigzag_decode32(v);
         }
         (T::SplitInt64, V::I64(v)) => {
-            let start = v.len();
-            unsplit::<_, 8>(page, n, v);
-            zigzag_decode64(&mut v[start..]);
+            unsplit::<_, 8>(page, v);
+            zigzag_decode64(v);
         }
-        (T::SplitUInt16, V::U16(v)) => unsplit::<_, 2>(page, n, v),
-        (T::SplitUInt32, V::U32(v)) => unsplit::<_, 4>(page, n, v),
-        (T::SplitUInt64, V::U64(v)) => unsplit::<_, 8>(page, n, v),
+        (T::SplitUInt16, V::U16(v)) => unsplit::<_, 2>(page, v),
+        (T::SplitUInt32, V::U32(v)) => unsplit::<_, 4>(page, v),
+        (T::SplitUInt64, V::U64(v)) => unsplit::<_, 8>(page, v),
         (T::Real32, V::F32(v)) => unpack_plain(page, v),
-        (T::SplitReal32, V::F32(v)) => unsplit::<_, 4>(page, n, v),
+        (T::SplitReal32, V::F32(v)) => unsplit::<_, 4>(page, v),
         (T::Real64, V::F64(v)) => unpack_plain(page, v),
-        (T::SplitReal64, V::F64(v)) => unsplit::<_, 8>(page, n, v),
-        (T::Real16, V::F32(v)) => v.extend(page.chunks_exact(2).map(half_le)),
+        (T::SplitReal64, V::F64(v)) => unsplit::<_, 8>(page, v),
+        (T::Real16, V::F32(v)) => {
+            for (d, c) in v.iter_mut().zip(page.chunks_exact(2)) {
+                *d = half_le(c);
+            }
+        }
         (T::SplitReal16, V::F32(v)) => {
             // Gather the half-float bits in the low 16 bits of each f32, then convert.
-            let start = v.len();
-            unsplit::<_, 2>(page, n, v);
-            for x in &mut v[start..] {
+            unsplit::<_, 2>(page, v);
+            for x in v.iter_mut() {
                 *x = f16::from_bits(x.to_bits() as u16).to_f32();
             }
         }
         (T::Real32Trunc, V::F32(v)) => {
             let shift = 32 - u32::from(spec.bits_on_storage);
-            v.reserve(n);
-            unpack_bits(page, n, u32::from(spec.bits_on_storage), |q| v.push(f32::from_bits(q << shift)));
+            let mut it = v.iter_mut();
+            unpack_bits(page, n, u32::from(spec.bits_on_storage), |q| {
+                if let Some(d) = it.next() {
+                    *d = f32::from_bits(q << shift);
+                }
+            });
         }
         (T::Real32Quant, V::F32(v)) => {
             let q = Dequantizer::new(spec);
-            v.reserve(n);
-            unpack_bits(page, n, u32::from(spec.bits_on_storage), |x| v.push(q.value(x) as f32));
+            let mut it = v.iter_mut();
+            unpack_bits(page, n, u32::from(spec.bits_on_storage), |x| {
+                if let Some(d) = it.next() {
+                    *d = q.value(x) as f32;
+                }
+            });
         }
         (T::Real32Quant, V::F64(v)) => {
             let q = Dequantizer::new(spec);
-            v.reserve(n);
-            unpack_bits(page, n, u32::from(spec.bits_on_storage), |x| v.push(q.value(x)));
+            let mut it = v.iter_mut();
+            unpack_bits(page, n, u32::from(spec.bits_on_storage), |x| {
+                if let Some(d) = it.next() {
+                    *d = q.value(x);
+                }
+            });
         }
-        (T::Real16 | T::SplitReal16 | T::Real32 | T::SplitReal32 | T::Real32Trunc, V::F64(v)) => {
-            let mut tmp = ColumnValues::F32(Vec::with_capacity(n));
-            decode_page(spec, page, n, &mut tmp)?;
-            if let ColumnValues::F32(f) = tmp {
-                v.extend(f.into_iter().map(f64::from));
+        (T::Real32, V::F64(v)) => {
+            for (d, c) in v.iter_mut().zip(page.chunks_exact(4)) {
+                *d = f64::from(f32::from_le_slice(c));
             }
         }
-        (T::Index32, V::Index(v)) => v.extend(page.chunks_exact(4).map(|c| u64::from(u32::from_le_slice(c)))),
+        (T::Real16, V::F64(v)) => {
+            for (d, c) in v.iter_mut().zip(page.chunks_exact(2)) {
+                *d = f64::from(half_le(c));
+            }
+        }
+        (ct @ (T::SplitReal16 | T::SplitReal32 | T::Real32Trunc), V::F64(v)) => {
+            // Rare (a double field stored in 16/32-bit columns): decode as float, then widen.
+            let mut tmp = vec![0f32; n];
+            decode_page_into(spec, page, V::F32(&mut tmp))?;
+            debug_assert!(matches!(ct, T::SplitReal16 | T::SplitReal32 | T::Real32Trunc));
+            for (d, &x) in v.iter_mut().zip(&tmp) {
+                *d = f64::from(x);
+            }
+        }
+        (T::Index32, V::Index(v)) => {
+            for (d, c) in v.iter_mut().zip(page.chunks_exact(4)) {
+                *d = u64::from(u32::from_le_slice(c));
+            }
+        }
         (T::Index64, V::Index(v)) => unpack_plain(page, v),
         (T::SplitIndex32, V::Index(v)) => {
-            let start = v.len();
-            unsplit::<_, 4>(page, n, v);
-            undelta32(&mut v[start..]);
+            unsplit::<_, 4>(page, v);
+            undelta32(v);
         }
         (T::SplitIndex64, V::Index(v)) => {
-            let start = v.len();
-            unsplit::<_, 8>(page, n, v);
-            undelta64(&mut v[start..]);
+            unsplit::<_, 8>(page, v);
+            undelta64(v);
         }
         (T::Switch, V::Switch { index, tag }) => {
-            index.reserve(n);
-            tag.reserve(n);
-            for c in page.chunks_exact(12) {
-                index.push(u64::from_le_slice(&c[..8]));
-                tag.push(u32::from_le_slice(&c[8..]));
+            if tag.len() != n {
+                return Err(Error::InvalidArgument {
+                    message: format!("switch window of {n} indices but {} tags", tag.len()),
+                });
+            }
+            for ((i, t), c) in index.iter_mut().zip(tag.iter_mut()).zip(page.chunks_exact(12)) {
+                *i = u64::from_le_slice(&c[..8]);
+                *t = u32::from_le_slice(&c[8..]);
             }
         }
-        (ct, out) => {
-            return Err(Error::InvalidArgument {
-                message: format!("cannot decode a {ct} column into {} values", out.kind()),
-            })
-        }
+        (ct, out) => return Err(mismatch(ct, out.kind())),
     }
     Ok(())
 }

@@ -12,9 +12,11 @@ mod bits;
 mod decode;
 mod elements;
 mod encode;
+mod slice;
 
-pub use decode::decode_page;
+pub use decode::{can_decode_into, decode_page, decode_page_into};
 pub use encode::encode_page;
+pub use slice::ColumnSlice;
 
 use crate::error::{Error, Location, Result};
 use crate::model::{ColumnDescriptor, ColumnType};

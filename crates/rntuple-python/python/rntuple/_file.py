@@ -36,9 +36,11 @@ class File:
     to its RNTuples: ``file["Events"]`` is the highest cycle of ``Events``.
     """
 
-    def __init__(self, path: str | os.PathLike[str], verify_checksums: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike[str], verify_checksums: bool = True, threads: int | None = None) -> None:
         self._path = os.fspath(path)
-        self._inner: _lib.File | None = _lib.File(self._path, verify_checksums)
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 0):
+            raise ValueError(f"threads must be None, 0 (one per core) or a positive number, not {threads!r}")
+        self._inner: _lib.File | None = _lib.File(self._path, verify_checksums, threads or 0)
         self._keys: list[tuple[str, str, int]] | None = None
 
     def __repr__(self) -> str:
@@ -158,10 +160,16 @@ class File:
         return len(self._all_keys())
 
 
-def open(path: str | os.PathLike[str], verify_checksums: bool = True) -> File:  # noqa: A001
+def open(  # noqa: A001
+    path: str | os.PathLike[str], verify_checksums: bool = True, threads: int | None = None
+) -> File:
     """Opens a ROOT file for reading its RNTuples.
+
+    ``threads``: threads that decompress and decode pages (None or 0: one
+    per core; 1: on the calling thread only); ``arrays(threads=...)``
+    overrides it per read. Results do not depend on it.
 
     >>> with rntuple.open("data.root") as f:
     ...     events = f["Events"].arrays(filter_name="Muon_*")
     """
-    return File(path, verify_checksums=verify_checksums)
+    return File(path, verify_checksums=verify_checksums, threads=threads)

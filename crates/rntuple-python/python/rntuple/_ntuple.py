@@ -60,6 +60,15 @@ def _library(library: str) -> str:
         raise ValueError(f"library must be one of 'ak', 'np', 'pd' or 'pa', not {library!r}") from None
 
 
+def _threads(threads: int | None) -> int | None:
+    """Checks a ``threads`` argument: None (the file's setting), 0 (one per core) or a positive count."""
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        raise ValueError(f"threads must be None, 0 (one per core) or a positive number, not {threads!r}")
+    return threads
+
+
 def _entry_range(num_entries: int, entry_start: int | None, entry_stop: int | None) -> tuple[int, int]:
     """Python-slice-like bounds: None means the end, negative counts from the end, clamped to the entries."""
     start = 0 if entry_start is None else int(entry_start)
@@ -168,6 +177,19 @@ class RNTuple:
         """Clusters, in entry order."""
         return [Cluster(*c) for c in self._inner.clusters()]
 
+    def io_stats(self) -> dict[str, int]:
+        """I/O done by the reads of this RNTuple so far.
+
+        ``requests`` sent to the storage (merged byte ranges), ``vectored_calls``,
+        ``bytes_read`` (gaps between merged pages included), ``bytes_needed``
+        (the pages' own bytes) and ``pages`` decoded. ``reset_io_stats()`` zeroes them.
+        """
+        return dict(self._inner.io_stats())
+
+    def reset_io_stats(self) -> None:
+        """Sets the :meth:`io_stats` counters to zero."""
+        self._inner.reset_io_stats()
+
     def show(self, stream: TextIO | None = None) -> None:
         """Prints the schema and storage summary (the text of ``rntuple show``)."""
         print(self._inner.show(), end="", file=sys.stdout if stream is None else stream)
@@ -229,8 +251,8 @@ class RNTuple:
         fields = [f for f in candidates if f.name in keys]
         return fields, frozenset(keys)
 
-    def _read_batch(self, fields: list[Field], start: int, stop: int) -> pa.RecordBatch:
-        return pa.record_batch(self._inner.read([f.name for f in fields], start, stop))
+    def _read_batch(self, fields: list[Field], start: int, stop: int, threads: int | None = None) -> pa.RecordBatch:
+        return pa.record_batch(self._inner.read([f.name for f in fields], start, stop, _threads(threads)))
 
     def _convert(
         self, batch: pa.RecordBatch, fields: list[Field], keys: frozenset[str] | None, library: str, start: int
@@ -254,6 +276,7 @@ class RNTuple:
         entry_start: int | None = None,
         entry_stop: int | None = None,
         library: str = "ak",
+        threads: int | None = None,
     ) -> Any:
         """Reads fields over a range of entries.
 
@@ -271,11 +294,15 @@ class RNTuple:
             library: ``"ak"`` (awkward Array with uproot's forms), ``"np"`` (dict
                 of numpy arrays), ``"pd"`` (pandas DataFrame) or ``"pa"``
                 (pyarrow Table).
+            threads: threads that decompress and decode pages for this read;
+                None uses the file's setting (``rntuple.open(..., threads=)``,
+                by default one per core), 1 reads on the calling thread only.
+                The result is the same for any number.
         """
         lib = _library(library)
         fields, keys = self._select(expressions, filter_name, filter_typename, filter_field)
         start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
-        return self._convert(self._read_batch(fields, start, stop), fields, keys, lib, start)
+        return self._convert(self._read_batch(fields, start, stop, threads), fields, keys, lib, start)
 
     def iterate(
         self,
@@ -288,11 +315,13 @@ class RNTuple:
         entry_start: int | None = None,
         entry_stop: int | None = None,
         library: str = "ak",
+        threads: int | None = None,
     ) -> Iterator[Any]:
         """Reads fields in consecutive ranges of entries, yielding one ``arrays()`` result per range.
 
         ``step_size`` is a number of entries or a memory size such as
         ``"100 MB"`` (estimated from the in-memory size of the first entries).
+        ``threads`` as for :meth:`arrays`.
         """
         lib = _library(library)
         fields, keys = self._select(expressions, filter_name, filter_typename, filter_field)
@@ -300,7 +329,7 @@ class RNTuple:
         step = self._step_entries(step_size, fields, start, stop)
         for lo in range(start, stop, step):
             hi = min(stop, lo + step)
-            yield self._convert(self._read_batch(fields, lo, hi), fields, keys, lib, lo)
+            yield self._convert(self._read_batch(fields, lo, hi, threads), fields, keys, lib, lo)
 
     def _step_entries(self, step_size: int | str, fields: list[Field], start: int, stop: int) -> int:
         if isinstance(step_size, int) and not isinstance(step_size, bool):

@@ -1,81 +1,71 @@
-//! The read engine: entry ranges and field selections to Arrow record batches.
+//! The read engine: entry ranges and field selections to Arrow record
+//! batches (DESIGN.md "I/O is planned", "Parallel by default").
+//!
+//! A read goes through four steps:
+//!
+//! 1. **plan** ([`plan`]): the element range of every selected field and
+//!    column in every cluster the entry range touches, from the page lists
+//!    (for clusters cut by the range, after reading the offsets of the cut
+//!    collections);
+//! 2. **fetch** ([`io`]): the pages those ranges need, merged into large
+//!    requests, batch by batch, the next batch fetched while the current one
+//!    is decoded;
+//! 3. **decode** ([`fill`]): each page verified, decompressed and decoded
+//!    straight into its window of one preallocated buffer per column that
+//!    spans all clusters, pages in parallel;
+//! 4. **assemble** ([`assemble`]): the buffers become Arrow arrays without
+//!    copying, fields in parallel.
+//!
+//! The arrays are the same for any number of threads.
 
-mod build;
+mod assemble;
+mod fill;
+mod io;
+mod plan;
+mod pool;
 mod source;
 
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_schema::{DataType, Field, Schema as ArrowSchema};
+use arrow_schema::Schema as ArrowSchema;
 use rntuple_format::{Error, Result};
 
+pub use io::{IoStats, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
 pub(crate) use source::column_multipliers;
 pub use source::PageSource;
 
 use crate::schema::FieldNode;
 
-/// Reads the selected top-level fields for entries `[start, stop)`.
-pub(crate) fn read_range(src: &PageSource, fields: &[&FieldNode], start: u64, stop: u64) -> Result<RecordBatch> {
-    let arrow_fields: Vec<_> = fields.iter().map(|f| Arc::new(f.arrow_field())).collect();
-    let schema = Arc::new(ArrowSchema::new(arrow_fields));
-    let mut per_field: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
-    for cluster in &src.desc.clusters {
-        let c_start = cluster.first_entry;
-        let c_stop = c_start + cluster.num_entries;
-        if c_stop <= start || c_start >= stop {
-            continue;
-        }
-        let lo = start.max(c_start) - c_start;
-        let hi = stop.min(c_stop) - c_start;
-        for (i, f) in fields.iter().enumerate() {
-            per_field[i].push(build::build_field(src, f, cluster, lo, hi)?);
-        }
-    }
-    let mut columns = Vec::with_capacity(fields.len());
-    let mut actual_fields = Vec::with_capacity(fields.len());
-    for (i, parts) in per_field.into_iter().enumerate() {
-        let declared = schema.field(i);
-        let col = match parts.len() {
-            0 => arrow_array::new_empty_array(declared.data_type()),
-            1 => parts.into_iter().next().unwrap_or_else(|| arrow_array::new_empty_array(declared.data_type())),
-            _ => concat_parts(fields[i], parts)?,
-        };
-        actual_fields.push(Arc::new(declared.clone().with_data_type(col.data_type().clone())));
-        columns.push(col);
-    }
+/// Reads the selected top-level fields for entries `[start, stop)` with
+/// `threads` decoding threads (0: one per core, 1: on the calling thread).
+pub(crate) fn read_range(
+    src: &PageSource,
+    fields: &[&FieldNode],
+    start: u64,
+    stop: u64,
+    threads: usize,
+    verify: bool,
+) -> Result<RecordBatch> {
+    let pool = pool::Pool::new(threads)?;
+    let mut plan = plan::Plan::new(src, fields, start, stop);
+    plan.resolve(&pool, verify)?;
+    let sinks = {
+        let mut jobs = plan.jobs();
+        fill::fill(src, &mut jobs, &pool, verify)?;
+        assemble::Sinks::new(jobs.into_iter().map(|j| j.sink))
+    };
+    let columns: Vec<ArrayRef> = pool
+        .map_init(plan.roots.clone(), || (), |_, n| assemble::build(&plan, &sinks, n))
+        .into_iter()
+        .collect::<Result<_>>()?;
+    let actual_fields: Vec<_> = fields
+        .iter()
+        .zip(&columns)
+        .map(|(f, col)| Arc::new(f.arrow_field().with_data_type(col.data_type().clone())))
+        .collect();
     let schema = Arc::new(ArrowSchema::new(actual_fields));
     let n = stop.saturating_sub(start) as usize;
     RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(n)))
         .map_err(|e| Error::InvalidArgument { message: format!("cannot assemble record batch: {e}") })
-}
-
-/// Replaces every `LargeUtf8` in `dt` by `LargeBinary`.
-fn binary_strings(dt: &DataType) -> DataType {
-    let field = |f: &Arc<Field>| Arc::new(f.as_ref().clone().with_data_type(binary_strings(f.data_type())));
-    match dt {
-        DataType::LargeUtf8 => DataType::LargeBinary,
-        DataType::LargeList(f) => DataType::LargeList(field(f)),
-        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
-        DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
-        other => other.clone(),
-    }
-}
-
-/// Concatenates the per-cluster arrays of one field. When some cluster held
-/// strings that are not UTF-8 (delivered as binary), every part is cast to
-/// the binary form first.
-fn concat_parts(field: &FieldNode, mut parts: Vec<ArrayRef>) -> Result<ArrayRef> {
-    let err = |e: arrow_schema::ArrowError| Error::InvalidArgument {
-        message: format!("cannot concatenate clusters of field '{}': {e}", field.name),
-    };
-    if parts.iter().any(|p| p.data_type() != parts[0].data_type()) {
-        let target = binary_strings(parts[0].data_type());
-        for p in parts.iter_mut() {
-            if p.data_type() != &target {
-                *p = arrow_cast::cast(p.as_ref(), &target).map_err(err)?;
-            }
-        }
-    }
-    let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|a| a.as_ref()).collect();
-    arrow_select::concat::concat(&refs).map_err(err)
 }

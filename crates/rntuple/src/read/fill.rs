@@ -1,0 +1,420 @@
+//! Filling column buffers: every page a read needs is located, fetched (in
+//! merged requests, one batch ahead of decoding) and decoded straight into
+//! its own window of a preallocated output buffer, pages in parallel.
+//!
+//! One page goes through: checksum (xxh3-64 of the stored bytes, spec "Page
+//! Locations"), decompression into a per-thread scratch buffer (skipped for
+//! pages stored uncompressed), and decoding from there into the output
+//! window. Only pages cut by the entry range, and columns read into another
+//! in-memory type than their own, take a detour through a temporary buffer.
+
+use rntuple_format::checksum::xxh3_64;
+use rntuple_format::column::{can_decode_into, decode_page, decode_page_into, ColumnSlice, ColumnSpec, ColumnValues};
+use rntuple_format::compression::Decompressor;
+use rntuple_format::{Error, Location, Result};
+
+use super::io::{fetch, plan_requests, Batch, Extent, Fetched, Placement};
+use super::pool::Pool;
+use super::source::{PageSource, MAX_ZERO_FILL_BYTES};
+use crate::descriptor::ClusterInfo;
+
+/// Largest uncompressed/compressed ratio accepted for one page before
+/// allocating (zstd's RLE blocks reach ~2^15; nothing real goes beyond).
+const MAX_COMPRESSION_RATIO: u64 = 1 << 16;
+
+/// Elements `[a, b)` (cluster-relative) of physical column `column` in
+/// `cluster`, to be written at `offset` of their buffer. `r` orders the
+/// reads (pieces of lower `r` are fetched first); `pre` holds the values
+/// when they were decoded already.
+#[derive(Debug)]
+pub(crate) struct Piece<'c> {
+    pub r: usize,
+    pub cluster: &'c ClusterInfo,
+    pub column: u32,
+    pub a: u64,
+    pub b: u64,
+    pub offset: u64,
+    pub pre: Option<&'c ColumnValues>,
+}
+
+/// One output buffer of `len` elements of the variant of `proto`, and the
+/// pieces that fill it (the rest stays zero). After [`fill`], `sink` holds
+/// the values.
+#[derive(Debug)]
+pub(crate) struct Job<'c> {
+    pub proto: ColumnValues,
+    pub len: u64,
+    pub pieces: Vec<Piece<'c>>,
+    pub sink: ColumnValues,
+}
+
+impl<'c> Job<'c> {
+    pub(crate) fn new(proto: &ColumnValues, len: u64, pieces: Vec<Piece<'c>>) -> Self {
+        let mut empty = proto.clone();
+        empty.truncate(0);
+        Job { sink: empty.clone(), proto: empty, len, pieces }
+    }
+}
+
+/// Decoding of one page into its window.
+struct PageTask<'s> {
+    cluster_id: usize,
+    column: u32,
+    page: usize,
+    spec: ColumnSpec,
+    /// Elements in the page, and the first one the window wants.
+    count: usize,
+    from: usize,
+    extent: Extent,
+    size: usize,
+    has_checksum: bool,
+    unpacked: usize,
+    /// Whether the page decodes straight into the window's type.
+    direct: bool,
+    dest: ColumnSlice<'s>,
+    at: Placement,
+    /// Read order: the reading cluster, then the file offset.
+    order: (usize, u64),
+}
+
+/// Per-thread scratch space, kept between pages, batches and reads (a
+/// fresh buffer per page would be zeroed and mapped in every time).
+#[derive(Default)]
+struct Scratch {
+    page: Vec<u8>,
+    decompressor: Decompressor,
+    /// Decoded pages on their way to a window (one buffer per variant).
+    values: Vec<ColumnValues>,
+}
+
+/// An empty buffer of the variant of `proto` from `kept`, reusing its capacity.
+fn values_like(kept: &mut Vec<ColumnValues>, proto: ColumnValues) -> &mut ColumnValues {
+    let i = match kept.iter().position(|v| v.kind() == proto.kind()) {
+        Some(i) => i,
+        None => {
+            kept.push(proto);
+            kept.len() - 1
+        }
+    };
+    let v = &mut kept[i];
+    v.truncate(0);
+    v
+}
+
+/// Scratch buffers larger than this are released at the end of a read.
+const MAX_KEPT_SCRATCH: usize = 16 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// Runs `f` with this thread's scratch space.
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        // Not reached (decoding does not nest); a private scratch keeps it correct anyway.
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+/// Checks every piece of every job, allocates the buffers, then fetches and
+/// decodes every page the pieces need (see the module documentation).
+pub(crate) fn fill(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: bool) -> Result<()> {
+    // 1. Check the pieces before allocating anything.
+    for job in jobs.iter() {
+        for p in &job.pieces {
+            check_piece(src, &job.proto, p)?;
+        }
+    }
+    for job in jobs.iter_mut() {
+        let len = usize::try_from(job.len).map_err(|_| Error::WouldOverAllocate {
+            requested: job.len,
+            limit: usize::MAX as u64,
+            location: Location::new("column buffer", None),
+        })?;
+        job.sink = job.proto.zeros_like(len);
+    }
+    // 2. Carve the buffers into page windows.
+    let mut tasks = Vec::new();
+    for job in jobs.iter_mut() {
+        let direct_ok = |ct| can_decode_into(ct, &job.proto);
+        let mut pieces: Vec<&Piece> = job.pieces.iter().collect();
+        pieces.sort_by_key(|p| p.offset);
+        let mut rest = job.sink.as_slice_mut();
+        let mut at = 0u64;
+        for p in pieces {
+            let (_, tail) = rest.split_at((p.offset.saturating_sub(at)) as usize);
+            let (mut window, tail) = tail.split_at((p.b - p.a) as usize);
+            rest = tail;
+            at = p.offset + (p.b - p.a);
+            let what = || format!("column {} in cluster {}", p.column, p.cluster.id);
+            if let Some(pre) = p.pre {
+                window.convert_from(pre, 0).map_err(|m| Error::out_of_spec(m, Location::new(what(), None)))?;
+                continue;
+            }
+            let ext = src.column_extent(p.column, p.cluster)?;
+            if p.a < ext.zeros {
+                // Leading zeros of a deferred column: already zero.
+                let (_, tail) = window.split_at((ext.zeros.min(p.b) - p.a) as usize);
+                window = tail;
+            }
+            if ext.zeros >= p.b {
+                continue;
+            }
+            let cdesc = &src.desc.columns[p.column as usize];
+            let spec = ColumnSpec::from_descriptor(cdesc).map_err(|e| e.within(&what()))?;
+            let direct = direct_ok(spec.column_type);
+            let mut first = ext.zeros;
+            for (index, page) in ext.pages.iter().enumerate() {
+                let count = u64::from(page.num_elements);
+                let (lo, hi) = (first, first + count);
+                first = hi;
+                if hi <= p.a || lo >= p.b {
+                    continue;
+                }
+                let from = p.a.max(lo) - lo;
+                let to = p.b.min(hi) - lo;
+                let (dest, tail) = window.split_at((to - from) as usize);
+                window = tail;
+                let unpacked = spec.packed_size(count);
+                let stored = page.locator.size.saturating_add(if page.has_checksum { 8 } else { 0 });
+                tasks.push(PageTask {
+                    cluster_id: p.cluster.id,
+                    column: p.column,
+                    page: index,
+                    spec,
+                    count: count as usize,
+                    from: from as usize,
+                    extent: Extent { offset: page.locator.offset, len: stored },
+                    size: page.locator.size as usize,
+                    has_checksum: page.has_checksum,
+                    unpacked: unpacked as usize,
+                    direct,
+                    dest,
+                    at: Placement { batch: 0, request: 0, start: 0 },
+                    order: (p.r, page.locator.offset),
+                });
+            }
+        }
+    }
+    if tasks.is_empty() {
+        return Ok(());
+    }
+    // 3. Plan the requests in read order, then sort the pages into batches.
+    tasks.sort_by_key(|t| t.order);
+    let (batches, placed) = plan_requests(&src.file, src.max_key_size, tasks.iter().map(|t| t.extent))?;
+    let mut per_batch: Vec<Vec<PageTask>> = (0..batches.len()).map(|_| Vec::new()).collect();
+    for mut t in tasks {
+        t.at = placed[&t.extent];
+        per_batch[t.at.batch].push(t);
+    }
+    src.io.add_pages(per_batch.iter().map(|b| b.len() as u64).sum());
+    // 4. Fetch and decode, the next batch's fetch overlapping this one's decoding.
+    run(src, &batches, per_batch, pool, verify)
+}
+
+/// Checks that a piece lies within its column's elements in the cluster,
+/// that its synthetic zeros stay within [`MAX_ZERO_FILL_BYTES`] and that no
+/// page it needs claims more bytes than its compressed size can justify.
+fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> {
+    if p.b < p.a {
+        return Err(Error::InvalidArgument {
+            message: format!("element range {}..{} of column {}", p.a, p.b, p.column),
+        });
+    }
+    if let Some(pre) = p.pre {
+        if pre.len() as u64 != p.b - p.a {
+            return Err(Error::InvalidArgument {
+                message: format!("{} decoded elements for range {}..{} of column {}", pre.len(), p.a, p.b, p.column),
+            });
+        }
+        return Ok(());
+    }
+    let ext = src.column_extent(p.column, p.cluster)?;
+    let where_ = || Location::new(format!("page list of cluster {}", p.cluster.id), None);
+    if p.b > ext.zeros.saturating_add(ext.available) {
+        return Err(Error::out_of_spec(
+            format!(
+                "column {} has {} elements in cluster {} but the field structure needs {}",
+                p.column,
+                ext.zeros.saturating_add(ext.available),
+                p.cluster.id,
+                p.b
+            ),
+            where_(),
+        ));
+    }
+    let cdesc = &src.desc.columns[p.column as usize];
+    let spec = ColumnSpec::from_descriptor(cdesc)?;
+    if p.a < ext.zeros {
+        let n_zeros = ext.zeros.min(p.b) - p.a;
+        let bytes = n_zeros.saturating_mul(proto.element_size() as u64).max(spec.packed_size(n_zeros));
+        if bytes > MAX_ZERO_FILL_BYTES {
+            return Err(Error::WouldOverAllocate {
+                requested: bytes,
+                limit: MAX_ZERO_FILL_BYTES,
+                location: Location::new(
+                    format!(
+                        "zero elements {}..{} of deferred column {} in cluster {}",
+                        p.a,
+                        ext.zeros.min(p.b),
+                        p.column,
+                        p.cluster.id
+                    ),
+                    None,
+                ),
+            });
+        }
+    }
+    let mut first = ext.zeros;
+    for (index, page) in ext.pages.iter().enumerate() {
+        let count = u64::from(page.num_elements);
+        let (lo, hi) = (first, first + count);
+        first = hi;
+        if hi <= p.a || lo >= p.b {
+            continue;
+        }
+        let what = || format!("page {index} of column {} in cluster {}", p.column, p.cluster.id);
+        let stored = page.locator.size.saturating_add(if page.has_checksum { 8 } else { 0 });
+        let file_size = src.file.size();
+        if page.locator.offset.checked_add(stored).is_none_or(|end| end > file_size) {
+            return Err(Error::Truncated {
+                needed: page.locator.offset.saturating_add(stored),
+                available: file_size,
+                location: Location::new(
+                    format!("{} ({stored} stored bytes past the end of the file)", what()),
+                    Some(page.locator.offset),
+                ),
+            });
+        }
+        let unpacked = spec.packed_size(count);
+        let size = page.locator.size;
+        if unpacked > size.saturating_mul(MAX_COMPRESSION_RATIO).saturating_add(1 << 20)
+            || usize::try_from(unpacked).is_err()
+        {
+            return Err(Error::WouldOverAllocate {
+                requested: unpacked,
+                limit: size.saturating_mul(MAX_COMPRESSION_RATIO),
+                location: Location::new(what(), Some(page.locator.offset)),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Fetches the batches in order and decodes each batch's pages. With more
+/// than one decoding thread and more than one batch, a background thread
+/// fetches batch `i + 1` while batch `i` is decoded. Two batch buffers go
+/// back and forth between the two, so at most two batches of compressed
+/// bytes are held at a time and no buffer is allocated twice.
+fn run(src: &PageSource, batches: &[Batch], per_batch: Vec<Vec<PageTask>>, pool: &Pool, verify: bool) -> Result<()> {
+    let decode = |tasks: Vec<PageTask>, batch: &Batch, fetched: &Fetched| {
+        pool.try_for_each_init(tasks, || (), |_, t| with_scratch(|s| decode_task(t, batch, fetched, s, verify)))
+    };
+    let result = run_batches(src, batches, per_batch, pool, decode);
+    // Big pages leave big scratch buffers behind: do not keep them.
+    let trim = || {
+        with_scratch(|s| {
+            if s.page.len() > MAX_KEPT_SCRATCH {
+                s.page = Vec::new();
+            }
+            s.values.retain(|v| v.len() * v.element_size() <= MAX_KEPT_SCRATCH);
+        })
+    };
+    trim();
+    if pool.is_parallel() {
+        pool.broadcast(trim);
+    }
+    result
+}
+
+/// [`run`] without the clean-up.
+fn run_batches<'t>(
+    src: &PageSource,
+    batches: &[Batch],
+    per_batch: Vec<Vec<PageTask<'t>>>,
+    pool: &Pool,
+    decode: impl Fn(Vec<PageTask<'t>>, &Batch, &Fetched) -> Result<()>,
+) -> Result<()> {
+    if !pool.is_parallel() || batches.len() < 2 {
+        let mut fetched = Fetched::default();
+        for (batch, tasks) in batches.iter().zip(per_batch) {
+            fetch(&src.file, src.max_key_size, batch, &src.io, &mut fetched)?;
+            decode(tasks, batch, &fetched)?;
+        }
+        return Ok(());
+    }
+    std::thread::scope(|scope| {
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<Fetched>>(2);
+        let (free_tx, free_rx) = std::sync::mpsc::sync_channel::<Fetched>(2);
+        for _ in 0..2 {
+            free_tx.send(Fetched::default()).map_err(|_| prefetch_stopped())?;
+        }
+        std::thread::Builder::new()
+            .name("rntuple-prefetch".into())
+            .spawn_scoped(scope, move || {
+                for batch in batches {
+                    // No free buffer any more: decoding stopped.
+                    let Ok(mut fetched) = free_rx.recv() else { break };
+                    let answer = fetch(&src.file, src.max_key_size, batch, &src.io, &mut fetched).map(|()| fetched);
+                    let failed = answer.is_err();
+                    if full_tx.send(answer).is_err() || failed {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| Error::io("starting the prefetch thread", e))?;
+        for (batch, tasks) in batches.iter().zip(per_batch) {
+            let fetched = full_rx.recv().map_err(|_| prefetch_stopped())??;
+            decode(tasks, batch, &fetched)?;
+            // The prefetch thread may have finished: then the buffer is not needed.
+            let _ = free_tx.send(fetched);
+        }
+        Ok(())
+    })
+}
+
+fn prefetch_stopped() -> Error {
+    Error::InvalidArgument { message: "the prefetch thread stopped before fetching every batch".into() }
+}
+
+/// Verifies, decompresses and decodes one page into its window.
+fn decode_task(t: PageTask, batch: &Batch, fetched: &Fetched, s: &mut Scratch, verify: bool) -> Result<()> {
+    let (cluster_id, column, page_no, offset) = (t.cluster_id, t.column, t.page, t.extent.offset);
+    let what = move || format!("page {page_no} of column {column} in cluster {cluster_id}");
+    let location = move || Location::new(what(), Some(offset));
+    let stored = fetched.bytes(batch, t.at, t.extent.len).ok_or_else(|| Error::Truncated {
+        needed: t.extent.len,
+        available: 0,
+        location: location(),
+    })?;
+    let data = &stored[..t.size.min(stored.len())];
+    if t.has_checksum && verify {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&stored[t.size..t.size + 8]);
+        let stored_sum = u64::from_le_bytes(b);
+        let computed = xxh3_64(data);
+        if stored_sum != computed {
+            return Err(Error::ChecksumMismatch { stored: stored_sum, computed, location: location() });
+        }
+    }
+    let page: &[u8] = if t.size == t.unpacked {
+        data
+    } else {
+        if s.page.len() < t.unpacked {
+            s.page.resize(t.unpacked, 0);
+        }
+        s.decompressor.decompress_into(data, &mut s.page[..t.unpacked], &location())?;
+        &s.page[..t.unpacked]
+    };
+    if t.direct && t.from == 0 && t.dest.len() == t.count {
+        return decode_page_into(&t.spec, page, t.dest).map_err(|e| e.within(&what()));
+    }
+    // A page cut by the range, or a conversion: decode whole, then copy.
+    let wide =
+        matches!(t.dest, ColumnSlice::F64(_)) && can_decode_into(t.spec.column_type, &ColumnValues::F64(Vec::new()));
+    let proto = if wide { ColumnValues::F64(Vec::new()) } else { ColumnValues::for_column(t.spec.column_type)? };
+    let tmp = values_like(&mut s.values, proto);
+    decode_page(&t.spec, page, t.count, tmp).map_err(|e| e.within(&what()))?;
+    t.dest.convert_from(tmp, t.from).map_err(|m| Error::out_of_spec(m, Location::new(what(), None)))
+}
