@@ -704,6 +704,10 @@ def big_tree() -> str:
     return path
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupted_conversion_leaves_nothing_behind(tmp_path, big_tree, sig, status):
     out = tmp_path / "out.root"
@@ -713,6 +717,8 @@ def test_interrupted_conversion_leaves_nothing_behind(tmp_path, big_tree, sig, s
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=ENV,
+        # As from a terminal: a test run started in the background (`cmd &`) ignores SIGINT, which children inherit.
+        preexec_fn=_default_sigint,
     )
     deadline = time.monotonic() + 60
     while not leftovers(str(tmp_path)):  # the temporary output exists: the conversion is running
