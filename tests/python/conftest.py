@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -303,3 +304,46 @@ def our_dump():
         return rows
 
     return run
+
+
+# ---------------------------------------------------------------------------
+# comparison of canonical (JSON-like) values, shared by the tests
+# ---------------------------------------------------------------------------
+
+
+def canon_diff(a, b, path="$", *, nan_equal=False):
+    """None if the canonical values a and b are equal, else a description of the first difference.
+
+    Floats compare exactly and with their sign (-0.0 differs from 0.0); NaN equals NaN only with
+    ``nan_equal``; bool, int and float are never mixed; lists and dicts (with their key order) recursively.
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return None if type(a) is type(b) and a == b else f"{path}: {a!r} != {b!r}"
+    if isinstance(a, float) and isinstance(b, float):
+        if nan_equal and math.isnan(a) and math.isnan(b):
+            return None
+        return None if a == b and math.copysign(1.0, a) == math.copysign(1.0, b) else f"{path}: {a!r} != {b!r}"
+    if type(a) is not type(b):
+        return f"{path}: {a!r} ({type(a).__name__}) != {b!r} ({type(b).__name__})"
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} != {len(b)}: {_short(a)} != {_short(b)}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            d = canon_diff(x, y, f"{path}[{i}]", nan_equal=nan_equal)
+            if d:
+                return d
+        return None
+    if isinstance(a, dict):
+        if list(a) != list(b):
+            return f"{path}: keys {list(a)} != {list(b)}"
+        for k in a:
+            d = canon_diff(a[k], b[k], f"{path}.{k}", nan_equal=nan_equal)
+            if d:
+                return d
+        return None
+    return None if a == b else f"{path}: {a!r} != {b!r}"
+
+
+def _short(v, n=300):
+    s = json.dumps(v, default=repr)
+    return s if len(s) <= n else s[:n] + "..."

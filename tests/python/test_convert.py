@@ -26,7 +26,6 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-import math
 import os
 import shutil
 import signal
@@ -41,7 +40,7 @@ import pyarrow.parquet as pq
 import pytest
 import rntuple
 import uproot
-from conftest import DATA, REFERENCE, _sha256_file, cache_dir, dumper_hash, root_python
+from conftest import DATA, REFERENCE, _sha256_file, cache_dir, canon_diff, dumper_hash, root_python
 
 NANO_TREE = os.path.join(DATA, "nanoAOD_2015_CMS_Open_Data_ttbar.root")
 NANO_RNTUPLE = os.path.join(DATA, "cmsopendata2015_ttbar_19980_NANOAOD_RNTupleImporter_rntuple_v1-0-0-1.root")
@@ -75,31 +74,7 @@ def leftovers(directory: str) -> list[str]:
 def same(a, b, path="$"):
     """None if equal (floats bit for bit: NaN equals NaN, -0.0 differs from 0.0; bool/int/float never
     mixed), else where they differ."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return None if type(a) is type(b) and a == b else f"{path}: {a!r} != {b!r}"
-    if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) and math.isnan(b):
-            return None
-        return None if a == b and math.copysign(1, a) == math.copysign(1, b) else f"{path}: {a!r} != {b!r}"
-    if type(a) is not type(b):
-        return f"{path}: {a!r} ({type(a).__name__}) != {b!r} ({type(b).__name__})"
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path}: length {len(a)} != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            d = same(x, y, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    if isinstance(a, dict):
-        if list(a) != list(b):
-            return f"{path}: keys {list(a)} != {list(b)}"
-        for k in a:
-            d = same(a[k], b[k], f"{path}.{k}")
-            if d:
-                return d
-        return None
-    return None if a == b else f"{path}: {a!r} != {b!r}"
+    return canon_diff(a, b, path, nan_equal=True)
 
 
 def layout(fields: list[rntuple.Field]) -> list[tuple]:

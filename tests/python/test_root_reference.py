@@ -38,6 +38,7 @@ from conftest import (
     _sha256_file,
     all_cases,
     cache_dir,
+    canon_diff,
     dumper_hash,
     root_python,
 )
@@ -70,44 +71,6 @@ def known_uproot_difference(case, field):
 # ---------------------------------------------------------------------------
 # canonical comparison
 # ---------------------------------------------------------------------------
-
-
-def canon_diff(a, b, path="$"):
-    """None if the canonical JSON values a and b are equal, else a description of the first difference."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        if type(a) is not type(b) or a != b:
-            return f"{path}: {a!r} != {b!r}"
-        return None
-    if isinstance(a, int) and isinstance(b, int):
-        return None if a == b else f"{path}: {a!r} != {b!r}"
-    if isinstance(a, float) and isinstance(b, float):
-        if a == b and math.copysign(1.0, a) == math.copysign(1.0, b):
-            return None
-        return f"{path}: {a!r} != {b!r}"
-    if type(a) is not type(b):
-        return f"{path}: {a!r} ({type(a).__name__}) != {b!r} ({type(b).__name__})"
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path}: length {len(a)} != {len(b)}: {_short(a)} != {_short(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            d = canon_diff(x, y, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    if isinstance(a, dict):
-        if list(a.keys()) != list(b.keys()):
-            return f"{path}: keys {list(a.keys())} != {list(b.keys())}"
-        for k in a:
-            d = canon_diff(a[k], b[k], f"{path}.{k}")
-            if d:
-                return d
-        return None
-    return None if a == b else f"{path}: {a!r} != {b!r}"
-
-
-def _short(v, n=300):
-    s = json.dumps(v)
-    return s if len(s) <= n else s[:n] + "..."
 
 
 def compare_rows(expected: list[dict], actual: list[dict], what: str):

@@ -45,7 +45,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import rntuple
-from conftest import REFERENCE, cache_dir, dumper_hash, root_python
+from conftest import REFERENCE, cache_dir, canon_diff, dumper_hash, root_python
 
 ROOT_DUMP = os.path.join(REFERENCE, "root_dump.py")
 N = 1500
@@ -233,29 +233,7 @@ def canon(v):
 
 def diff(a, b, path="$"):
     """None if equal (floats exactly and with their sign, bool/int/float never mixed), else where they differ."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return None if type(a) is type(b) and a == b else f"{path}: {a!r} != {b!r}"
-    if isinstance(a, float) and isinstance(b, float):
-        return None if a == b and math.copysign(1, a) == math.copysign(1, b) else f"{path}: {a!r} != {b!r}"
-    if type(a) is not type(b):
-        return f"{path}: {a!r} ({type(a).__name__}) != {b!r} ({type(b).__name__})"
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path}: length {len(a)} != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            d = diff(x, y, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    if isinstance(a, dict):
-        if list(a) != list(b):
-            return f"{path}: keys {list(a)} != {list(b)}"
-        for k in a:
-            d = diff(a[k], b[k], f"{path}.{k}")
-            if d:
-                return d
-        return None
-    return None if a == b else f"{path}: {a!r} != {b!r}"
+    return canon_diff(a, b, path)
 
 
 # ---------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from . import _lib
 from ._fields import Field, iter_fields
 from ._file import open as open_file
 from ._filters import parse_memory_size
-from ._write import compression_setting, recreate
+from ._write import compression_setting, null_paths, recreate
 
 __all__ = ["ConvertError", "ConvertResult", "Progress", "convert", "split_compression"]
 
@@ -338,25 +338,9 @@ def _decoded_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def _null_paths(array: pa.Array, path: str, out: set[str]) -> None:
-    """Adds ``path`` and the paths below it whose values hold nulls."""
-    if array.null_count:
-        out.add(path)
-    t = array.type
-    if pa.types.is_dictionary(t):
-        return
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        _null_paths(array.flatten(), path + "._0", out)
-    elif pa.types.is_map(t):
-        _null_paths(array.keys, path + "._0._0", out)
-        _null_paths(array.items, path + "._0._1", out)
-    elif pa.types.is_struct(t):
-        for i in range(t.num_fields):
-            _null_paths(array.field(i), f"{path}.{t.field(i).name}", out)
-
-
 def _tighten(f: pa.Field, path: str, nulls: set[str]) -> pa.Field:
-    """``f`` nullable only where the data hold nulls."""
+    """``f`` nullable only where the data hold nulls (unlike the writer's inference, map keys and values too,
+    so that a Parquet map comes back with the types it went in with)."""
     t = f.type
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         item = _tighten(t.value_field, path + "._0", nulls)
@@ -723,7 +707,7 @@ class _ParquetSource:
             for pf in files:
                 for batch in pf.iter_batches(batch_size=65536, columns=scan):
                     for name in scan:
-                        _null_paths(batch.column(name), name, nulls)
+                        null_paths(batch.column(name), name, nulls)
         return pa.schema([_tighten(f, f.name, nulls) for f in schema], metadata=schema.metadata)
 
     def close(self) -> None:

@@ -345,19 +345,21 @@ def _decode_dictionaries(table: pa.Table) -> pa.Table:
     return table
 
 
-def _null_paths(array: pa.Array, path: str, out: set[str]) -> None:
+def null_paths(array: pa.Array, path: str, out: set[str]) -> None:
     """Adds ``path`` and the paths below it whose values hold nulls (the only nulls that matter)."""
     if array.null_count:
         out.add(path)
     t = array.type
+    if pa.types.is_dictionary(t):
+        return
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        _null_paths(array.flatten(), path + "._0", out)
+        null_paths(array.flatten(), path + "._0", out)
     elif pa.types.is_map(t):
-        _null_paths(array.keys, path + "._0._0", out)
-        _null_paths(array.items, path + "._0._1", out)
+        null_paths(array.keys, path + "._0._0", out)
+        null_paths(array.items, path + "._0._1", out)
     elif pa.types.is_struct(t):
         for i in range(t.num_fields):
-            _null_paths(array.field(i), f"{path}.{t.field(i).name}", out)
+            null_paths(array.field(i), f"{path}.{t.field(i).name}", out)
 
 
 def _tighten(field: pa.Field, path: str, nulls: set[str]) -> pa.Field:
@@ -384,7 +386,7 @@ def _declared_schema(table: pa.Table, exact: bool) -> pa.Schema:
         nulls: set[str] = set()
         for i, name in enumerate(table.column_names):
             for chunk in table.column(i).chunks:
-                _null_paths(chunk, name, nulls)
+                null_paths(chunk, name, nulls)
         schema = pa.schema([_tighten(f, f.name, nulls) for f in table.schema], metadata=table.schema.metadata)
     for field in schema:
         if _has_null_type(field.type):
