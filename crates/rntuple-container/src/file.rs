@@ -18,7 +18,7 @@ use crate::constants::{CHUNK_OFFSET_LEN, MAX_DIRECTORY_DEPTH, MIN_KEY_HEADER_LEN
 use crate::directory::DirectoryRecord;
 use crate::header::FileHeader;
 use crate::key::{parse_key, KeyInfo};
-use crate::storage::{check_range, LocalFile, ReadAt};
+use crate::storage::{check_range, open_storage, LocalFile, ReadAt};
 
 /// Options for opening a [`RootFile`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,14 +55,21 @@ pub struct RootFile {
 }
 
 impl RootFile {
-    /// Opens a local file with default options.
+    /// Opens a local path or a URL with default options.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         Self::open_with(path, OpenOptions::default())
     }
 
-    /// Opens a local file.
+    /// Opens a local path or a URL: a path or `file://` URL is read locally,
+    /// another scheme through its storage backend ([`crate::storage::url`]).
     pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<Self> {
-        Self::from_storage_with(Arc::new(LocalFile::open(path)?), options)
+        let path = path.as_ref();
+        let storage: Arc<dyn ReadAt> = match path.to_str() {
+            Some(location) => open_storage(location)?,
+            // Not UTF-8: not a URL either.
+            None => Arc::new(LocalFile::open(path)?),
+        };
+        Self::from_storage_with(storage, options)
     }
 
     /// Opens a file on any storage with default options.

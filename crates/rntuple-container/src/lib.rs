@@ -4,7 +4,9 @@
 //! the `ROOT::RNTuple` anchor, and RNTuple payloads (envelopes and pages)
 //! stored in `RBlob` keys, including payloads split over several keys. It
 //! reads through the [`ReadAt`] storage trait (local files, memory; remote
-//! stores later). [`FileWriter`] writes such files, as ROOT lays them out.
+//! stores plug in by URL scheme, [`storage::url`]). [`FileWriter`] writes
+//! such files, as ROOT lays them out, into a [`WriteSink`] (a local file,
+//! memory, later remote or crash-safe sinks).
 //!
 //! Sources of the layouts: ROOT `io/io/src/TFile.cxx`, `TKey.cxx`,
 //! `TDirectoryFile.cxx`, `tree/ntuple/src/RMiniFile.cxx`, and the RNTuple
@@ -45,5 +47,5 @@ pub use directory::DirectoryRecord;
 pub use file::{OpenOptions, RootFile};
 pub use header::FileHeader;
 pub use key::KeyInfo;
-pub use storage::{LocalFile, MemoryStorage, ReadAt};
+pub use storage::{open_storage, LocalFile, LocalSink, MemorySink, MemoryStorage, ReadAt, WriteSink};
 pub use write::{FileWriter, WriterOptions};

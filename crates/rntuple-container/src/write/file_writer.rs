@@ -1,8 +1,8 @@
-//! [`FileWriter`]: writes RNTuple payloads and anchors into a new ROOT file.
+//! [`FileWriter`]: writes RNTuple payloads and anchors into a new ROOT file,
+//! through a [`WriteSink`] (a local file, memory, later remote or crash-safe
+//! sinks). The sink only stores bytes; the layout is decided here, so every
+//! sink receives the same bytes.
 
-use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use rntuple_format::{Error, Location, Result};
@@ -16,13 +16,12 @@ use crate::anchor::Anchor;
 use crate::blob::ChunkLayout;
 use crate::constants::{BLOB_CLASS_NAME, INCOMPLETE_FILE_MAGIC};
 use crate::directory::DirectoryRecord;
+use crate::storage::url::{create_sink, StorageUrl};
+use crate::storage::{LocalSink, WriteSink};
 
 /// Longest file name stored in the `TFile` record; longer names are cut (ROOT
 /// refuses files whose `fNbytesName` exceeds 1000 bytes, `TFile::Init`).
 const MAX_FILE_NAME_LEN: usize = 200;
-
-/// Size of the write buffer.
-const BUFFER_SIZE: usize = 1 << 20;
 
 /// Writes a complete ROOT file (`TFile`) holding RNTuples: their pages and
 /// envelopes as `RBlob` keys, their anchors as `ROOT::RNTuple` keys in the top
@@ -35,8 +34,9 @@ const BUFFER_SIZE: usize = 1 << 20;
 /// that ROOT, uproot and [`crate::RootFile`] refuse it.
 #[derive(Debug)]
 pub struct FileWriter {
+    /// The path (or name) of the file, for the `TFile` record and messages.
     path: PathBuf,
-    out: BufWriter<File>,
+    out: Box<dyn WriteSink>,
     /// Offset of the next byte to write.
     pos: u64,
     options: WriterOptions,
@@ -63,20 +63,40 @@ enum State {
 }
 
 impl FileWriter {
-    /// Creates (or truncates) the file at `path` and writes its placeholder
-    /// header and `TFile` record.
+    /// Creates (or truncates) the file at `path` (a local path or a URL, see
+    /// [`crate::storage::url`]) and writes its placeholder header and `TFile`
+    /// record.
     pub fn create(path: impl AsRef<Path>, options: WriterOptions) -> Result<Self> {
         options.validate()?;
-        let path = path.as_ref().to_path_buf();
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| Error::io(format!("{} (creating it)", path.display()), e))?;
-        // The placeholder goes to the file at once, unbuffered: whatever happens
-        // next, the file cannot be taken for a complete ROOT file.
-        (&file).write_all(&placeholder()).map_err(|e| Error::io(format!("{} (writing)", path.display()), e))?;
+        let path = path.as_ref();
+        match path.to_str().map(StorageUrl::parse).transpose()? {
+            // A file:// URL names its local (decoded) path.
+            Some(StorageUrl::Local(local)) => Self::with_sink(Box::new(LocalSink::create(&local)?), local, options),
+            Some(StorageUrl::Remote { .. }) => Self::with_sink(create_sink(&path.to_string_lossy())?, path, options),
+            None => Self::with_sink(Box::new(LocalSink::create(path)?), path, options),
+        }
+    }
+
+    /// Starts a file in an empty `sink`. `name` stands for the file in
+    /// messages, and its last component is the name ROOT records in the
+    /// `TFile` key (so the same name gives the same bytes in any sink).
+    pub fn with_sink(mut sink: Box<dyn WriteSink>, name: impl AsRef<Path>, options: WriterOptions) -> Result<Self> {
+        options.validate()?;
+        let path = name.as_ref().to_path_buf();
+        if !sink.is_empty() {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "the sink of {} already holds {} bytes; a file starts empty",
+                    path.display(),
+                    sink.len()
+                ),
+            });
+        }
+        // The placeholder goes out at once: whatever happens next, the file
+        // cannot be taken for a complete ROOT file.
+        sink.append(&placeholder())
+            .and_then(|()| sink.flush())
+            .map_err(|e| Error::io(format!("{} (writing)", sink.describe()), e))?;
 
         let (timestamp, reproducible) = match options.timestamp.or_else(source_date_epoch) {
             Some(t) => (t, true),
@@ -96,7 +116,7 @@ impl FileWriter {
         };
         let nbytes_name = (tfile_key.key_len() + tnamed_len) as u32;
         let mut writer = Self {
-            out: BufWriter::with_capacity(BUFFER_SIZE, file),
+            out: sink,
             pos: BEGIN,
             options,
             datime: datime_from_unix(timestamp),
@@ -219,9 +239,8 @@ impl FileWriter {
             });
         }
         let at = self.blob_key(&[], len, len)?;
-        // The hole: seek past it (BufWriter flushes first). A hole at the very
-        // end of a file would not extend it, but finish() always writes after.
-        self.out.seek(SeekFrom::Start(at + len)).map_err(|e| self.fail(e))?;
+        // A local sink leaves a hole; finish() always writes after it.
+        self.out.append_zeros(len).map_err(|e| self.fail(e))?;
         self.pos = at + len;
         Ok(at)
     }
@@ -270,9 +289,16 @@ impl FileWriter {
         &self.options
     }
 
-    /// The path of the file.
+    /// The path of the file (the name given to [`FileWriter::with_sink`]).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Bytes at the start of the file that [`FileWriter::finish`] writes
+    /// again (file header, `TFile` record with the top directory record);
+    /// every later byte is written once, in order ([`WriteSink`]).
+    pub fn head_len(&self) -> u64 {
+        self.data_start
     }
 
     /// Bytes written so far (the offset of the next key).
@@ -303,7 +329,7 @@ impl FileWriter {
         let result = self.write_closing(&closing.metadata, &closing.top_record, &closing.header);
         if result.is_err() {
             // Best effort: the header may be half written.
-            let _ = self.out.get_ref().write_all_at(&placeholder(), 0);
+            let _ = self.out.write_at(0, &placeholder()).and_then(|()| self.out.flush());
         } else {
             debug_assert_eq!(self.pos, closing.end);
             self.state = State::Finished;
@@ -317,13 +343,13 @@ impl FileWriter {
         self.write(metadata)?;
         self.write_at(self.top_record_at, top_record)?;
         if self.options.sync {
-            self.out.get_ref().sync_all().map_err(|e| self.fail(e))?;
+            self.out.sync().map_err(|e| self.fail(e))?;
         }
         self.write_at(0, header)?;
         if self.options.sync {
-            self.out.get_ref().sync_all().map_err(|e| self.fail(e))?;
+            self.out.sync().map_err(|e| self.fail(e))?;
         }
-        Ok(())
+        self.out.flush().map_err(|e| self.fail(e))
     }
 
     /// Writes one `RBlob` key holding `parts` (`stored_len` bytes) and returns
@@ -354,7 +380,7 @@ impl FileWriter {
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        match self.out.write_all(bytes) {
+        match self.out.append(bytes) {
             Ok(()) => {
                 self.pos += bytes.len() as u64;
                 Ok(())
@@ -364,12 +390,11 @@ impl FileWriter {
     }
 
     fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
-        self.out.flush().map_err(|e| self.fail(e))?;
-        self.out.get_ref().write_all_at(bytes, offset).map_err(|e| self.fail(e))
+        self.out.write_at(offset, bytes).map_err(|e| self.fail(e))
     }
 
     fn fail(&mut self, e: std::io::Error) -> Error {
-        let err = Error::io(format!("{} (writing)", self.path.display()), e);
+        let err = Error::io(format!("{} (writing)", self.out.describe()), e);
         if self.state == State::Open {
             self.state = State::Failed(err.to_string());
         }

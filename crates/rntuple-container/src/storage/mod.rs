@@ -1,11 +1,32 @@
-//! Where the bytes come from: the [`ReadAt`] trait and its local backends.
+//! Where the bytes live: the storage seams of the container.
 //!
-//! Every backend answers positional reads; none keeps a cursor, so one storage
-//! can serve many threads at once.
+//! * Reading: the [`ReadAt`] trait, positional and thread-safe (no cursor, so
+//!   one storage serves many threads at once), with vectored reads that a
+//!   backend may coalesce. Backends: [`LocalFile`] (`pread`) and
+//!   [`MemoryStorage`].
+//! * Writing: the [`WriteSink`] trait, an append-mostly sink that may rewrite
+//!   the first bytes of the file (its header) once at the end. Backends:
+//!   [`LocalSink`] (a buffered local file) and [`MemorySink`].
+//!   [`crate::FileWriter`] writes through it, so a crash-safe or remote sink
+//!   plugs in without touching the ROOT layout code.
+//! * Locations: [`open_storage`] takes a local path or a URL. A path or a
+//!   `file://` URL opens locally; other schemes go to the backend registered
+//!   for them ([`register_backend`]; the built-in remote schemes `root://`,
+//!   `xroot://`, `http(s)://` and `s3://` are named in [`url::builtin_backend`],
+//!   the one place where their backends will be added).
+//!
+//! The planner above does not care which backend answers: it knows every
+//! byte range before it asks (DESIGN.md, "Remote storage").
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+mod local;
+mod memory;
+mod sink;
+pub mod url;
+
+pub use local::{LocalFile, LocalSink};
+pub use memory::{MemorySink, MemoryStorage};
+pub use sink::WriteSink;
+pub use url::{open_storage, register_backend, Backend, StorageUrl};
 
 use rntuple_format::{Error, Location, Result};
 
@@ -77,88 +98,6 @@ pub(crate) fn check_range(offset: u64, len: u64, size: u64, what: &str) -> Resul
             available: size,
             location: Location::new(format!("{what} of {len} bytes past the end of the file"), Some(offset)),
         }),
-    }
-}
-
-/// A file on the local file system, read with `pread`.
-#[derive(Debug)]
-pub struct LocalFile {
-    file: File,
-    path: PathBuf,
-    size: u64,
-}
-
-impl LocalFile {
-    /// Opens `path` for reading. A missing file is an [`Error::Io`] whose source
-    /// keeps [`std::io::ErrorKind::NotFound`].
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        let size = file.metadata().map_err(|e| Error::io(format!("reading the size of {}", path.display()), e))?.len();
-        Ok(Self { file, path, size })
-    }
-
-    /// The path this file was opened from.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl ReadAt for LocalFile {
-    fn size(&self) -> Result<u64> {
-        Ok(self.size)
-    }
-
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        check_range(offset, buf.len() as u64, self.size, "read")?;
-        self.file.read_exact_at(buf, offset).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                // The file shrank after it was opened.
-                Error::Truncated {
-                    needed: offset.saturating_add(buf.len() as u64),
-                    available: self.size,
-                    location: Location::new(format!("reading {}", self.path.display()), Some(offset)),
-                }
-            } else {
-                Error::io(format!("{} at byte offset {offset}", self.path.display()), e)
-            }
-        })
-    }
-}
-
-/// Bytes held in memory; for tests, fuzzing and small embedded files.
-#[derive(Debug, Clone, Default)]
-pub struct MemoryStorage {
-    data: Vec<u8>,
-}
-
-impl MemoryStorage {
-    pub fn new(data: Vec<u8>) -> Self {
-        Self { data }
-    }
-
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.data
-    }
-}
-
-impl From<Vec<u8>> for MemoryStorage {
-    fn from(data: Vec<u8>) -> Self {
-        Self::new(data)
-    }
-}
-
-impl ReadAt for MemoryStorage {
-    fn size(&self) -> Result<u64> {
-        Ok(self.data.len() as u64)
-    }
-
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        check_range(offset, buf.len() as u64, self.data.len() as u64, "read")?;
-        // In range after the check above, which also rules out overflow.
-        let start = offset as usize;
-        buf.copy_from_slice(&self.data[start..start + buf.len()]);
-        Ok(())
     }
 }
 
