@@ -220,15 +220,9 @@ impl RNTuple {
     /// The text of `rntuple show`.
     fn show(&self) -> PyResult<String> {
         let mut buf = Vec::new();
-        rntuple_cli::show_rntuple(&self.inner, &mut buf).map_err(|e| PyIOError::new_err(e.to_string()))?;
+        rntuple_tools::term::show(&self.inner, &mut buf).map_err(|e| PyIOError::new_err(e.to_string()))?;
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
-}
-
-/// Runs the `rntuple` command line with `argv` (program name first).
-#[pyfunction]
-fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
-    py.detach(|| rntuple_cli::run(argv))
 }
 
 #[pymodule]
@@ -240,7 +234,6 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<write::PyRNTupleWriter>()?;
     write::add_write_error(m)?;
     tools::register(m)?;
-    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;
     m.add("TruncatedError", py.get_type::<TruncatedError>())?;

@@ -3,6 +3,11 @@
 //! and `merge` (the pending `KeyboardInterrupt` is raised once they have
 //! cleaned up: a merge then leaves no output). The `rntuple` package wraps
 //! them in `rntuple._tools`.
+//!
+//! Also the terminal side of the package: `cli_main` runs the command
+//! registry of `rntuple_tools::cli` (the Python console script's entry), and
+//! `ProgressBar` is the one progress bar (`rntuple_tools::term::Bar`) for the
+//! Python-implemented commands.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -11,8 +16,9 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use rntuple_cli::progress::Bar;
+use rntuple_tools::cli::Dispatch;
 use rntuple_tools::merge::{MergeMode, MergeOptions};
+use rntuple_tools::term::{Bar, Finish, When};
 use rntuple_tools::verify::{FileReport, VerifyOptions};
 use rntuple_tools::{is_interrupted, Progress};
 
@@ -32,7 +38,8 @@ struct PyProgress {
 
 impl PyProgress {
     fn new(show: bool) -> Self {
-        Self { bar: Bar::new(show, None), last_poll: Mutex::new(Instant::now()), raised: Mutex::new(None) }
+        let when = if show { When::Terminal } else { When::Never };
+        Self { bar: Bar::new(when, None), last_poll: Mutex::new(Instant::now()), raised: Mutex::new(None) }
     }
 
     fn take_error(&self) -> Option<PyErr> {
@@ -192,8 +199,67 @@ fn merge<'py>(
     Ok(d)
 }
 
-/// Adds the functions to the extension module (as `inspect`, `verify`, `merge`).
+/// `cli_main(argv) -> int | (name, args, usage)`: parses the `rntuple`
+/// command line `argv` (program name first) with the command registry and
+/// runs a Rust subcommand (returning its exit status), or returns a Python
+/// subcommand's name, its arguments (a dict) and its usage line.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<Py<PyAny>> {
+    match py.detach(|| rntuple_tools::cli::dispatch(argv)) {
+        Dispatch::Done(status) => Ok(status.into_pyobject(py)?.into_any().unbind()),
+        Dispatch::Python(p) => {
+            let args = json_to_py(py, &p.args)?;
+            Ok((p.name, args, p.usage).into_pyobject(py)?.into_any().unbind())
+        }
+    }
+}
+
+/// `ProgressBar(total, label, enabled=None, unit="entries")`: the progress
+/// bar of the `rntuple` command on standard error, for work done in Python.
+/// `enabled=None` draws only when standard error is a terminal; the final
+/// state stays on screen after `close()`.
+#[pyclass(module = "rntuple._lib", frozen)]
+struct ProgressBar {
+    bar: Bar,
+}
+
+#[pymethods]
+impl ProgressBar {
+    #[new]
+    #[pyo3(signature = (total, label, enabled = None, unit = "entries"))]
+    fn new(total: u64, label: &str, enabled: Option<bool>, unit: &str) -> Self {
+        let when = match enabled {
+            None => When::Terminal,
+            Some(true) => When::Always,
+            Some(false) => When::Never,
+        };
+        let bar = Bar::new(when, None).with_finish(Finish::Keep);
+        bar.start(label, total, unit);
+        Self { bar }
+    }
+
+    /// `n` more units are done.
+    fn update(&self, n: u64) {
+        self.bar.advance(n);
+    }
+
+    /// Draws the final state (when shown) and ends the line.
+    fn close(&self) {
+        self.bar.finish();
+    }
+
+    /// Whether the bar draws.
+    #[getter]
+    fn enabled(&self) -> bool {
+        self.bar.shows()
+    }
+}
+
+/// Adds the functions to the extension module (`inspect`, `verify`, `merge`,
+/// `cli_main`, `ProgressBar`).
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add_class::<ProgressBar>()?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;

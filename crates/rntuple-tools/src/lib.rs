@@ -14,14 +14,20 @@
 //!   modes (strict, union, filter); the output appears atomically.
 //!
 //! Long-running tools report to a [`Progress`] and stop early when it says
-//! so ([`Progress::cancelled`]).
+//! so ([`Progress::cancelled`]). [`term`] holds the terminal helpers (the
+//! progress bar, the text of `rntuple show`) and, with the `cli` feature,
+//! [`cli`] is the registry of the `rntuple` command's subcommands, shared by
+//! the Rust binary and the Python package.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::panic))]
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod inspect;
 pub mod load;
 pub mod merge;
 pub mod progress;
+pub mod term;
 pub mod units;
 pub mod verify;
 

@@ -1,9 +1,9 @@
 //! Progress reporting and cancellation of long-running tools.
 //!
 //! The tools do not draw anything: they tell a [`Progress`] what they do and
-//! ask it whether to stop. The command line draws a bar on a terminal and
-//! stops on Ctrl-C; the Python bindings stop when Python has a pending
-//! `KeyboardInterrupt`.
+//! ask it whether to stop. The one bar that draws it is
+//! [`crate::term::Bar`]; the command line stops on Ctrl-C, the Python
+//! bindings when Python has a pending `KeyboardInterrupt`.
 
 use rntuple_format::Error;
 

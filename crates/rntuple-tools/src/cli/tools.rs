@@ -1,21 +1,28 @@
 //! `rntuple inspect`, `rntuple verify`, `rntuple merge`: the command-line
-//! faces of [`rntuple_tools`].
+//! faces of the tools of this crate.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use rntuple_tools::inspect::{json as inspect_json, table};
-use rntuple_tools::merge::{parse_compression, MergeMode, MergeOptions};
-use rntuple_tools::units::{bytes, compression, count};
-use rntuple_tools::verify::{FileReport, VerifyOptions};
-use rntuple_tools::{inspect_file, is_interrupted, merge, verify_file};
+use crate::inspect::{json as inspect_json, table};
+use crate::merge::{parse_compression, MergeMode, MergeOptions};
+use crate::units::{bytes, compression, count};
+use crate::verify::{FileReport, VerifyOptions};
+use crate::{inspect_file, is_interrupted, merge, verify_file};
 use serde_json::json;
 
-use crate::progress::{Bar, Interrupt};
-use crate::{split_target, Failure};
+use super::registry::MergeArgs;
+use super::{split_target, Failure};
+use crate::term::{Bar, Interrupt, When};
 
 /// `rntuple inspect FILE[:NAME] [--json] [--top N]`.
-pub fn inspect(target: &str, as_json: bool, top: usize, verify: bool, out: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn inspect(
+    target: &str,
+    as_json: bool,
+    top: usize,
+    verify: bool,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     let (path, name) = split_target(target);
     let i =
         inspect_file(Path::new(&path), name.as_deref(), verify).map_err(|e| Failure::error(format!("{path}: {e}")))?;
@@ -56,9 +63,9 @@ fn report_json(r: &FileReport) -> serde_json::Value {
 /// `rntuple verify FILE...`: exit status 0 when every file passed, 1 when a
 /// problem was found (a missing or unreadable file is a problem too), 130
 /// when interrupted.
-pub fn verify(files: &[String], as_json: bool, quiet: bool, out: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn verify(files: &[String], as_json: bool, quiet: bool, out: &mut dyn Write) -> Result<(), Failure> {
     let interrupt = Interrupt::install();
-    let bar = Bar::new(!quiet, Some(interrupt.flag.clone()));
+    let bar = Bar::new(if quiet { When::Never } else { When::Terminal }, Some(interrupt.flag.clone()));
     let options = VerifyOptions::default();
     let mut reports = Vec::with_capacity(files.len());
     for f in files {
@@ -121,23 +128,8 @@ pub fn verify(files: &[String], as_json: bool, quiet: bool, out: &mut dyn Write)
     Ok(())
 }
 
-/// Arguments of `rntuple merge`.
-#[derive(Debug)]
-pub struct MergeArgs {
-    pub out: PathBuf,
-    pub inputs: Vec<PathBuf>,
-    pub name: Option<String>,
-    pub mode: String,
-    pub compression: Option<String>,
-    pub force: bool,
-    pub threads: usize,
-    pub sync: bool,
-    pub quiet: bool,
-    pub verify: bool,
-}
-
 /// `rntuple merge OUT IN...`.
-pub fn merge_files(a: MergeArgs, out: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn merge_files(a: MergeArgs, verify: bool, out: &mut dyn Write) -> Result<(), Failure> {
     let mode: MergeMode = a.mode.parse().map_err(|e| Failure::usage(format!("{e}")))?;
     let compression_setting = match &a.compression {
         Some(s) => Some(parse_compression(s).map_err(|e| Failure::usage(format!("{e}")))?),
@@ -147,13 +139,13 @@ pub fn merge_files(a: MergeArgs, out: &mut dyn Write) -> Result<(), Failure> {
         name: a.name.clone(),
         mode,
         compression: compression_setting,
-        verify_checksums: a.verify,
+        verify_checksums: verify,
         overwrite: a.force,
         sync: a.sync,
         threads: a.threads,
     };
     let interrupt = Interrupt::install();
-    let bar = Bar::new(!a.quiet, Some(interrupt.flag.clone()));
+    let bar = Bar::new(if a.quiet { When::Never } else { When::Terminal }, Some(interrupt.flag.clone()));
     let inputs: Vec<&Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     let summary = match merge(&a.out, &inputs, &options, &bar) {
         Ok(s) => s,

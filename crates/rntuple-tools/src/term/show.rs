@@ -75,6 +75,8 @@ fn field_line(nt: &RNTuple, f: &FieldNode, depth: usize, sizes: &Sizes, out: &mu
     Ok(())
 }
 
+/// Writes the text of `rntuple show` for `nt`: header facts, the field tree
+/// with columns and their sizes, the clusters.
 pub fn show(nt: &RNTuple, out: &mut dyn Write) -> Result<()> {
     let d = nt.descriptor();
     let a = nt.anchor();

@@ -1,0 +1,67 @@
+//! The Rust subcommands: `ls`, `show`, `dump` here, `inspect`, `verify` and
+//! `merge` in [`super::tools`].
+
+use std::io::Write;
+
+use super::registry::Command;
+use super::{open, parse_range, pick_name, python_only, split_target, tools, Failure};
+use crate::term;
+
+pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Result<(), Failure> {
+    match command {
+        Command::Ls { file } => {
+            let f = open(&file, verify)?;
+            for k in f.keys().map_err(|e| e.to_string())? {
+                writeln!(out, "{:<40} {:<24} cycle {}", k.path, k.class_name, k.cycle)?;
+            }
+        }
+        Command::Show { target } => {
+            let (path, name) = split_target(&target);
+            let f = open(&path, verify)?;
+            let names = match name {
+                Some(n) => vec![n],
+                None => f.rntuple_names().map_err(|e| e.to_string())?,
+            };
+            for n in names {
+                let nt = f.rntuple(&n).map_err(|e| format!("{path}:{n}: {e}"))?;
+                term::show(&nt, out)?;
+            }
+        }
+        Command::Dump { target, entries, fields } => {
+            let (path, name) = split_target(&target);
+            let f = open(&path, verify)?;
+            let name = pick_name(&f, name)?;
+            let nt = f.rntuple(&name).map_err(|e| format!("{path}:{name}: {e}"))?;
+            let (start, stop) = match entries {
+                Some(r) => parse_range(&r)?,
+                None => (0, u64::MAX),
+            };
+            let names: Vec<&str> = fields.iter().map(|s| s.as_str()).collect();
+            let sel = if names.is_empty() { None } else { Some(names.as_slice()) };
+            let nodes: Vec<&rntuple::FieldNode> = match sel {
+                None => nt.readable_fields(),
+                Some(names) => names
+                    .iter()
+                    .map(|n| nt.schema().field(n).ok_or_else(|| format!("{path}:{name}: no field '{n}'")))
+                    .collect::<Result<_, _>>()?,
+            };
+            for batch in nt.iter_batches(sel, 10_000, start, stop) {
+                let batch = batch.map_err(|e| format!("{path}:{name}: {e}"))?;
+                for line in rntuple::json::entry_lines(&nodes, &batch) {
+                    writeln!(out, "{line}")?;
+                }
+            }
+        }
+        Command::Inspect { target, json, top } => tools::inspect(&target, json, top, verify, out)?,
+        Command::Verify { files, json, quiet } => {
+            if !verify {
+                return Err(Failure::usage("verify always checks checksums; --no-verify does not apply".into()));
+            }
+            tools::verify(&files, json, quiet, out)?
+        }
+        Command::Merge(args) => tools::merge_files(args, verify, out)?,
+        Command::Convert(_) => return Err(python_only("convert")),
+        Command::Draw(_) => return Err(python_only("draw")),
+    }
+    Ok(())
+}

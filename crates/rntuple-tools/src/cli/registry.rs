@@ -1,0 +1,279 @@
+//! The subcommands of `rntuple` and their arguments: the one definition,
+//! shared by the Rust binary and the Python package's console script.
+//!
+//! `convert` and `draw` are implemented in Python (they use uproot, pyarrow
+//! and matplotlib) but defined here like the others: the Python entry point
+//! asks [`super::dispatch`] to parse the command line and receives their
+//! parsed arguments ([`super::PythonCommand`]). Their values whose meaning
+//! belongs to the Python package (compression names, memory sizes) are
+//! checked there and reported as usage errors in the same format.
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+/// `usage:` in lower case in every help text, as in the usage errors
+/// ([`super::usage`]), which follow Python's argparse.
+const HELP_TEMPLATE: &str = "{before-help}{about-with-newline}\nusage: {usage}\n\n{all-args}{after-help}";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rntuple",
+    version,
+    about = "Inspect, read, verify, merge, convert and draw ROOT RNTuple files",
+    arg_required_else_help = true
+)]
+pub(crate) struct Cli {
+    /// Do not verify xxh3 checksums of anchor, envelopes and pages.
+    #[arg(long, global = true)]
+    pub no_verify: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// List the keys of a file with their classes.
+    Ls { file: String },
+    /// Show the schema, clusters and sizes of the RNTuples in FILE[:NAME].
+    Show { target: String },
+    /// Print entries as JSON, one object per line.
+    Dump {
+        /// FILE:NAME (NAME may be omitted when the file holds one RNTuple).
+        target: String,
+        /// Entry range A:B (either side may be omitted).
+        #[arg(long)]
+        entries: Option<String>,
+        /// Top-level fields to print (default: all).
+        #[arg(long, num_args = 1..)]
+        fields: Vec<String>,
+    },
+    /// Where the bytes go: sizes, compression and pages per field and column,
+    /// clusters, envelopes (of every RNTuple in FILE, or of NAME).
+    Inspect {
+        /// FILE or FILE:NAME.
+        target: String,
+        /// Print the report as JSON (schema in docs/tools.md).
+        #[arg(long)]
+        json: bool,
+        /// Rows of the field, column and cluster tables (0: all).
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+    },
+    /// Read every envelope and page and check every checksum and structural
+    /// invariant; exit status 0 only when every file passes.
+    Verify {
+        /// Files to check.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Print the reports as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Print only problems (and no progress bar).
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Concatenate the RNTuples of one name from several files into OUT;
+    /// compressed pages are copied as they are when the compression agrees.
+    Merge(MergeArgs),
+    /// Convert TTrees or Parquet files to an RNTuple, or an RNTuple to Parquet.
+    #[command(
+        long_about = "Convert TTrees (read with uproot) or Parquet files into one RNTuple, or an RNTuple into a \
+                      Parquet file. The output is written to a temporary file beside OUT and renamed when \
+                      complete; an existing OUT is replaced. (Implemented by the Python package.)",
+        after_help = "examples:\n  \
+                      rntuple convert nano.root:Events nano_rntuple.root\n  \
+                      rntuple convert 'data/*.root:Events' all.root --compression zstd:7 --cluster-size '50 MB'\n  \
+                      rntuple convert table.parquet table.root --name Events\n  \
+                      rntuple convert nano_rntuple.root:Events nano.parquet"
+    )]
+    Convert(ConvertArgs),
+    /// Histogram a field or an expression of fields into a PNG (like TTree::Draw).
+    #[command(
+        long_about = "Histogram EXPR over the entries of an RNTuple (where --cut holds) and write it as a PNG, \
+                      like TTree::Draw. EXPR and the cut are expressions of top-level fields: numbers, \
+                      + - * / // % **, comparisons, and/or/not, & | ~, field.member, field[i], and numpy's \
+                      math functions (sqrt, abs, log, exp, sin, ..., the list in the documentation of \
+                      rntuple.draw). Collections are flattened (per-entry values broadcast over them). \
+                      (Implemented by the Python package.)",
+        after_help = "examples:\n  \
+                      rntuple draw nano.root:Events Muon_pt -o muon_pt.png\n  \
+                      rntuple draw nano.root:Events 'sqrt(Muon_pt**2 + Muon_eta**2)' --cut 'nMuon >= 2' \
+                      --bins 50 --range 0 200 -o out.png"
+    )]
+    Draw(DrawArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct MergeArgs {
+    /// The new file.
+    pub out: std::path::PathBuf,
+    /// Input files, merged in this order.
+    #[arg(required = true)]
+    pub inputs: Vec<std::path::PathBuf>,
+    /// The RNTuple to merge (default: the only one of the first input).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// How inputs with different fields are merged: strict (identical
+    /// top-level fields), union (all fields; missing values are defaults),
+    /// filter (the first input's fields).
+    #[arg(long, default_value = "strict", value_parser = ["strict", "union", "filter"])]
+    pub mode: String,
+    /// Output compression: a setting (505) or NAME[:LEVEL] (zstd, zlib,
+    /// lzma, lz4, none); default: the first input's. Pages with another
+    /// setting are recompressed.
+    #[arg(long, visible_alias = "recompress", value_name = "SETTING")]
+    pub compression: Option<String>,
+    /// Replace OUT if it exists.
+    #[arg(long, short)]
+    pub force: bool,
+    /// Threads that recompress pages (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// fsync the output before it is renamed into place.
+    #[arg(long)]
+    pub sync: bool,
+    /// No summary and no progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `--progress` / `--no-progress` (default: when stderr is a terminal).
+#[derive(Args, Debug)]
+pub(crate) struct ProgressFlags {
+    /// Progress bar on stderr (default: when stderr is a terminal).
+    #[arg(long, overrides_with = "no_progress")]
+    pub progress: bool,
+    /// No progress bar.
+    #[arg(long, overrides_with = "progress")]
+    pub no_progress: bool,
+}
+
+impl ProgressFlags {
+    pub fn value(&self) -> Option<bool> {
+        match (self.progress, self.no_progress) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ConvertArgs {
+    /// Input files (globs allowed), each optionally with ':NAME' of its TTree
+    /// or RNTuple (default: the only one in the file).
+    #[arg(value_name = "IN[:NAME]", required = true, num_args = 1..)]
+    pub inputs: Vec<String>,
+    /// Output file: *.parquet (or .pq) writes Parquet, anything else ROOT.
+    #[arg(value_name = "OUT")]
+    pub output: String,
+    /// Name of the RNTuple written (default: the TTree's name, else 'Events').
+    #[arg(long, short)]
+    pub name: Option<String>,
+    /// ROOT setting (505) or algorithm[:level]: zstd, zlib, lzma, lz4, none
+    /// (default: 505 = zstd level 5).
+    #[arg(long, short, default_value = "505")]
+    pub compression: String,
+    /// Approximate compressed cluster size, e.g. '50 MB' (default: ROOT's 128
+    /// MiB); for Parquet output the uncompressed size of a row group.
+    #[arg(long, value_name = "SIZE")]
+    pub cluster_size: Option<String>,
+    /// Entries (an integer) or memory (e.g. '100 MB') read per step.
+    #[arg(long, value_name = "SIZE", default_value = "100 MB")]
+    pub step_size: String,
+    #[command(flatten)]
+    pub progress: ProgressFlags,
+    /// Do not print the summary line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DrawArgs {
+    /// The file and its RNTuple (default: the only one).
+    #[arg(value_name = "FILE[:NAME]")]
+    pub source: String,
+    /// Field or expression to histogram.
+    #[arg(value_name = "EXPR")]
+    pub expression: String,
+    /// The PNG file to write.
+    #[arg(long, short, value_name = "PNG")]
+    pub output: String,
+    /// Selection: entries (or elements) where it is true / non-zero.
+    #[arg(long, value_name = "EXPR")]
+    pub cut: Option<String>,
+    /// Number of bins.
+    #[arg(long, default_value_t = 100, value_parser = positive_int)]
+    pub bins: u64,
+    /// Histogram range (default: smallest to largest value).
+    #[arg(long, num_args = 2, value_names = ["LO", "HI"], allow_negative_numbers = true)]
+    pub range: Option<Vec<f64>>,
+    /// Entry range, like a Python slice.
+    #[arg(long, value_name = "A:B", value_parser = slice, allow_hyphen_values = true)]
+    pub entries: Option<Slice>,
+    /// Plot title (default: the RNTuple's name).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Logarithmic y axis.
+    #[arg(long)]
+    pub logy: bool,
+    /// Print the histogram (counts, edges, underflow, overflow, entries,
+    /// mean, std) as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub progress: ProgressFlags,
+    /// Do not print the summary line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// An entry range `A:B` like a Python slice: either side may be left out
+/// or negative.
+pub(crate) type Slice = (Option<i64>, Option<i64>);
+
+fn positive_int(text: &str) -> Result<u64, String> {
+    let n: i64 = text.trim().parse().map_err(|_| format!("not an integer: '{text}'"))?;
+    if n < 1 {
+        return Err(format!("must be at least 1, not {n}"));
+    }
+    Ok(n as u64)
+}
+
+fn slice(text: &str) -> Result<Slice, String> {
+    let bad = || format!("expected A:B (either may be left out), not '{text}'");
+    let (a, b) = text.split_once(':').ok_or_else(bad)?;
+    let side = |s: &str| -> Result<Option<i64>, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            Ok(None)
+        } else {
+            s.parse().map(Some).map_err(|_| bad())
+        }
+    };
+    Ok((side(a)?, side(b)?))
+}
+
+/// The command tree with the help template applied to every subcommand.
+pub(crate) fn command() -> clap::Command {
+    Cli::command().help_template(HELP_TEMPLATE).mut_subcommands(|s| s.help_template(HELP_TEMPLATE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_definition_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn value_parsers() {
+        assert_eq!(positive_int("3"), Ok(3));
+        assert_eq!(positive_int("0"), Err("must be at least 1, not 0".into()));
+        assert_eq!(positive_int("many"), Err("not an integer: 'many'".into()));
+        assert_eq!(slice("100:300"), Ok((Some(100), Some(300))));
+        assert_eq!(slice(":-5"), Ok((None, Some(-5))));
+        assert_eq!(slice("7"), Err("expected A:B (either may be left out), not '7'".into()));
+    }
+}
