@@ -29,14 +29,11 @@ import json
 import math
 import os
 import secrets
-import shutil
 import signal
-import sys
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any
 
 import awkward as ak
 import numpy as np
@@ -46,6 +43,7 @@ from . import _lib
 from ._fields import Field, iter_fields
 from ._file import open as open_file
 from ._filters import parse_memory_size
+from ._term import Progress
 from ._write import compression_setting, null_paths, recreate
 
 __all__ = ["ConvertError", "ConvertResult", "Progress", "convert", "split_compression"]
@@ -78,81 +76,6 @@ class ConvertResult:
     inputs: tuple[str, ...]
     size: int
     """Bytes of the output file."""
-
-
-# ---------------------------------------------------------------------------
-# progress bar
-# ---------------------------------------------------------------------------
-
-
-class Progress:
-    """A one-line progress bar (entries done / total, rate) on a terminal; silent otherwise.
-
-    ``enabled=None`` shows it only when ``stream`` is a terminal, so output
-    piped into a file or another program stays clean.
-    """
-
-    def __init__(self, total: int, label: str, enabled: bool | None = None, stream: TextIO | None = None) -> None:
-        self.stream = sys.stderr if stream is None else stream
-        if enabled is None:
-            isatty = getattr(self.stream, "isatty", None)
-            enabled = bool(isatty and isatty())
-        self.enabled = enabled
-        self.total = max(0, int(total))
-        self.label = label
-        self.done = 0
-        self._start = time.monotonic()
-        self._last = 0.0
-        self._shown = False
-
-    def update(self, n: int) -> None:
-        self.done += int(n)
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self._last >= 0.1:
-            self._last = now
-            self._draw(now)
-
-    def close(self) -> None:
-        if self.enabled and (self._shown or self.done):
-            self._draw(time.monotonic())
-            self.stream.write("\n")
-            self.stream.flush()
-
-    def _draw(self, now: float) -> None:
-        elapsed = max(now - self._start, 1e-9)
-        rate = self.done / elapsed
-        total = max(self.total, self.done)
-        frac = self.done / total if total else 1.0
-        text = f"{100 * frac:3.0f}%  {self.done:,}/{total:,} entries  {_si(rate)} entries/s"
-        if 0 < rate and self.done < total:
-            text += f"  ETA {_duration((total - self.done) / rate)}"
-        width = shutil.get_terminal_size((100, 24)).columns - 1
-        label = self.label if len(self.label) <= 24 else "..." + self.label[-21:]
-        bar_width = min(30, width - len(label) - len(text) - 5)
-        if bar_width >= 5:
-            filled = int(round(bar_width * frac))
-            line = f"{label} [{'#' * filled}{'.' * (bar_width - filled)}] {text}"
-        else:
-            line = text[:width]
-        self.stream.write("\r" + line + "\x1b[K")
-        self.stream.flush()
-        self._shown = True
-
-
-def _si(x: float) -> str:
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if x >= scale:
-            return f"{x / scale:.1f}{unit}"
-    return f"{x:.0f}"
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
 # ---------------------------------------------------------------------------

@@ -1,8 +1,22 @@
-"""``File``: a ROOT file opened for reading its RNTuples."""
+"""``File``: a ROOT file opened for reading its RNTuples.
+
+Locations: a local path, a ``file://`` URL, or a URL whose scheme picks a
+storage backend of the Rust core (``root://``, ``xroot://``, ``http(s)://``,
+``s3://``: "no backend for scheme X yet" until the remote backends land).
+The dispatch happens once, in the core (``rntuple_container::storage::url``),
+so the command line and Python accept the same locations.
+
+Pickling: a ``File`` and the ``RNTuple`` objects it hands out pickle as
+(path or URL, name, options) and unpickle by opening the file again, so that
+they can be sent to worker processes (``concurrent.futures``, Dask). A local
+path is made absolute when the file is opened, so that a worker with another
+working directory finds the same file.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +27,31 @@ from ._ntuple import RNTuple
 __all__ = ["RNTUPLE_CLASS", "File", "open"]
 
 RNTUPLE_CLASS = "ROOT::RNTuple"
+
+
+# `scheme://` at the start of a location (RFC 3986 scheme characters).
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _location(path: str) -> str:
+    """What a pickled handle reopens: a URL as given, a local path made absolute."""
+    return path if _URL.match(path) else os.path.abspath(path)
+
+
+def _reopen_file(location: str, options: dict[str, Any]) -> File:
+    return File(location, **options)
+
+
+def _reopen_rntuple(location: str, name: str, options: dict[str, Any]) -> RNTuple:
+    return File(location, **options)[name]
+
+
+def _reduce_rntuple(ntuple: RNTuple) -> tuple[Any, ...]:
+    """``RNTuple.__reduce__``: (reopen, (path or URL, name with cycle, options))."""
+    origin = getattr(ntuple, "_origin", None)
+    if origin is None:
+        raise TypeError(f"{ntuple!r} was not obtained from a file (rntuple.open(...)[name]) and cannot be pickled")
+    return (_reopen_rntuple, origin)
 
 
 def _split_cycle(where: str) -> tuple[str, int | None]:
@@ -41,11 +80,20 @@ class File:
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 0):
             raise ValueError(f"threads must be None, 0 (one per core) or a positive number, not {threads!r}")
         self._inner: _lib.File | None = _lib.File(self._path, verify_checksums, threads or 0)
+        # What a pickle holds: enough to open the same file elsewhere.
+        self._location = _location(self._path)
+        self._options: dict[str, Any] = {"verify_checksums": bool(verify_checksums), "threads": threads}
         self._keys: list[tuple[str, str, int]] | None = None
 
     def __repr__(self) -> str:
         state = "" if self._inner is not None else " (closed)"
         return f"<rntuple.File {self._path!r}{state}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as (path or URL, options); unpickling opens the file again."""
+        if self._inner is None:
+            raise ValueError(f"file {self._path!r} is closed and cannot be pickled")
+        return (_reopen_file, (self._location, dict(self._options)))
 
     def __enter__(self) -> File:
         return self
@@ -135,7 +183,9 @@ class File:
                 f"{where!r} in {self._path!r} is a {classname}, not a {RNTUPLE_CLASS}; "
                 "rntuple reads RNTuples only (use uproot for other objects)"
             )
-        return RNTuple(self._lib_file.rntuple(f"{path};{number}"), self._path, path)
+        ntuple = RNTuple(self._lib_file.rntuple(f"{path};{number}"), self._path, path)
+        ntuple._origin = (self._location, f"{path};{number}", dict(self._options))  # for pickling
+        return ntuple
 
     def get(self, where: str, default: Any = None) -> RNTuple | Any:
         """``file[where]``, or ``default`` when there is no such key."""
@@ -163,7 +213,8 @@ class File:
 def open(  # noqa: A001
     path: str | os.PathLike[str], verify_checksums: bool = True, threads: int | None = None
 ) -> File:
-    """Opens a ROOT file for reading its RNTuples.
+    """Opens a ROOT file for reading its RNTuples: a local path or a ``file://`` URL
+    (remote URLs are recognized, their storage backends are still to come).
 
     ``threads``: threads that decompress and decode pages (None or 0: one
     per core; 1: on the calling thread only); ``arrays(threads=...)``

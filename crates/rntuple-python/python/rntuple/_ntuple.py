@@ -94,6 +94,12 @@ class RNTuple:
         self._name = inner.name if name is None else name
         self._fields: list[Field] | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as (path or URL, name, options); unpickling opens the file again (``_file``)."""
+        from ._file import _reduce_rntuple
+
+        return _reduce_rntuple(self)
+
     def __repr__(self) -> str:
         where = f" in {self._file_path!r}" if self._file_path else ""
         return f"<RNTuple {self.name!r} ({self.num_entries} entries, {len(self.fields)} fields){where}>"
