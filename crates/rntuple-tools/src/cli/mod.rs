@@ -329,6 +329,11 @@ mod tests {
         assert_eq!(p.args["bins"], json!(100));
         assert_eq!(p.args["verify_checksums"], json!(false));
         assert_eq!(p.args["progress"], json!(null));
+        // An expression that starts with '-' is not an option; -o still is.
+        let argv = ["rntuple", "draw", "f.root", "-abs(x * y)", "-o", "x.png", "--cut", "-x > 1"];
+        let Dispatch::Python(p) = dispatch(argv) else { panic!("draw is Python's") };
+        assert_eq!((&p.args["expression"], &p.args["output"]), (&json!("-abs(x * y)"), &json!("x.png")));
+        assert_eq!(p.args["cut"], json!("-x > 1"));
         let argv = ["rntuple", "convert", "a.root", "b.root:t", "out.root", "--no-progress", "-c", "zstd:7"];
         let Dispatch::Python(p) = dispatch(argv) else { panic!("convert is Python's") };
         assert_eq!(p.args["inputs"], json!(["a.root", "b.root:t"]));

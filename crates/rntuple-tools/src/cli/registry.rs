@@ -193,13 +193,15 @@ pub(crate) struct DrawArgs {
     #[arg(value_name = "FILE[:NAME]")]
     pub source: String,
     /// Field or expression to histogram.
-    #[arg(value_name = "EXPR")]
+    // An expression may start with '-' ("-abs(x)"): accepted unless it is
+    // an option of draw's.
+    #[arg(value_name = "EXPR", allow_hyphen_values = true)]
     pub expression: String,
     /// The PNG file to write.
     #[arg(long, short, value_name = "PNG")]
     pub output: String,
     /// Selection: entries (or elements) where it is true / non-zero.
-    #[arg(long, value_name = "EXPR")]
+    #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
     pub cut: Option<String>,
     /// Number of bins.
     #[arg(long, default_value_t = 100, value_parser = positive_int)]
