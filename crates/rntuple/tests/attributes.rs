@@ -22,7 +22,7 @@ use rntuple::write::RNTupleWriter;
 use rntuple::{AttributeRange, Error, RNTuple, RNTupleFile, WriteOptions};
 use rntuple_container::write::{FileWriter, WriterOptions};
 use serde_json::{json, Value};
-use write_support::{rows, scratch};
+use write_support::{python, rows, scratch};
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data")).join(name)
@@ -40,12 +40,8 @@ fn dump_sets(nt: &RNTuple) -> Value {
     for link in nt.attribute_sets() {
         let set = nt.attribute_set(&link.name).expect("open attribute set");
         let values = rows(&set.values().read_all().expect("read values"));
-        let entries: Vec<Value> = set
-            .ranges()
-            .iter()
-            .zip(values)
-            .map(|(r, v)| json!({"range": [r.start, r.length], "values": v}))
-            .collect();
+        let entries: Vec<Value> =
+            set.ranges().iter().zip(values).map(|(r, v)| json!({"range": [r.start, r.length], "values": v})).collect();
         let containing: serde_json::Map<String, Value> =
             (0..nt.num_entries()).map(|e| (e.to_string(), json!(set.entries_containing(e)))).collect();
         sets.push(json!({
@@ -67,9 +63,10 @@ fn root_written_attribute_sets_read_as_root_reads_them() {
     assert_eq!(dump_sets(&nt), expected());
     let flags = nt.attribute_set("flags").expect("flags");
     assert_eq!(flags.num_entries(), 3);
-    assert_eq!(flags.values().readable_fields().iter().map(|f| f.type_name.as_str()).collect::<Vec<_>>(), [
-        "std::uint16_t"
-    ]);
+    assert_eq!(
+        flags.values().readable_fields().iter().map(|f| f.type_name.as_str()).collect::<Vec<_>>(),
+        ["std::uint16_t"]
+    );
     let stored: Vec<&str> = flags.rntuple().schema().fields.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(stored, ["_rangeStart", "_rangeLen", "_userData"]);
     // ROOT's range queries: [0, 4) holds only entry 1's range, [3, 4) lies in it.
@@ -149,14 +146,6 @@ fn written_attribute_sets_read_back() {
         assert_eq!(types, ["std::uint64_t", "std::uint64_t", ""], "the meta fields as ROOT types them");
         assert_eq!(stored.rntuple().descriptor().name, "runs");
     }
-}
-
-fn python() -> Option<PathBuf> {
-    let cache = std::env::var_os("RNTUPLE_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/rntuple-ci")))?;
-    let py = cache.join("venv/bin/python");
-    py.exists().then_some(py)
 }
 
 #[test]
@@ -242,7 +231,8 @@ fn open_set_error(path: &Path) -> String {
 fn bad_links_are_reported_with_their_offset() {
     let path = scratch("attributes_bad_link.root");
     let write = |path: &Path| {
-        let mut file = FileWriter::create(path, WriterOptions { compression: 0, ..Default::default() }).expect("create");
+        let mut file =
+            FileWriter::create(path, WriterOptions { compression: 0, ..Default::default() }).expect("create");
         let none = HashMap::new();
         let main = Schema::new(vec![Field::new("px", DataType::Float32, false)]);
         let options = WriteOptions { compression: 0, ..Default::default() };

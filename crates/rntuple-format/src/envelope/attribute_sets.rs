@@ -78,7 +78,8 @@ pub(crate) fn write_attribute_sets(w: &mut Writer, sets: &[AttributeSetLink]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Locator;
+    use crate::envelope::{parse_footer, write_footer};
+    use crate::model::{Footer, Locator};
     use crate::Error;
 
     /// The end of a footer ROOT 6.40 wrote for one attribute set "runs"
@@ -136,10 +137,10 @@ mod tests {
         }
         w.end_frame(list);
         let sets = read_attribute_sets(&mut Reader::new(w.as_slice(), "footer envelope")).unwrap();
-        assert_eq!(sets.iter().map(|s| (s.name.as_str(), s.schema_version_minor)).collect::<Vec<_>>(), [
-            ("a", 7),
-            ("b", 7)
-        ]);
+        assert_eq!(
+            sets.iter().map(|s| (s.name.as_str(), s.schema_version_minor)).collect::<Vec<_>>(),
+            [("a", 7), ("b", 7)]
+        );
     }
 
     fn message(e: Error) -> String {
@@ -188,13 +189,8 @@ mod tests {
         let m = message(read_attribute_sets(&mut Reader::new(w.as_slice(), "footer envelope")).unwrap_err());
         assert!(m.contains("expected a list frame"), "{m}");
     }
-}
 
-#[cfg(test)]
-mod footer_tests {
-    use super::*;
-    use crate::envelope::{parse_footer, write_footer};
-    use crate::model::{Footer, Locator};
+    // --- the list inside a whole footer envelope -------------------------
 
     fn footer(sets: Vec<AttributeSetLink>) -> Footer {
         Footer { feature_flags: vec![0], header_checksum: 7, attribute_sets: sets, ..Default::default() }
@@ -202,22 +198,9 @@ mod footer_tests {
 
     #[test]
     fn footer_round_trips_its_attribute_sets() {
-        let sets = vec![
-            AttributeSetLink {
-                schema_version_major: 1,
-                schema_version_minor: 0,
-                anchor_length: 78,
-                anchor_locator: Locator { offset: 1474, size: 78 },
-                name: "runs".into(),
-            },
-            AttributeSetLink {
-                schema_version_major: 1,
-                schema_version_minor: 0,
-                anchor_length: 78,
-                anchor_locator: Locator { offset: 5 << 32, size: 60 },
-                name: "flags".into(),
-            },
-        ];
+        let flags =
+            AttributeSetLink { anchor_locator: Locator { offset: 5 << 32, size: 60 }, name: "flags".into(), ..runs() };
+        let sets = vec![runs(), flags];
         let (bytes, _) = write_footer(&footer(sets.clone())).unwrap();
         assert_eq!(parse_footer(&bytes, true).unwrap().attribute_sets, sets);
     }

@@ -33,8 +33,8 @@ mod read;
 mod write;
 
 pub use read::{AttributeRange, AttributeSet};
-pub(crate) use write::PendingSets;
 pub use rntuple_format::model::AttributeSetLink;
+pub(crate) use write::PendingSets;
 
 /// Attribute schema version this implementation reads (major) and writes
 /// (ROOT 6.40: `kSchemaVersionMajor`, `kSchemaVersionMinor`).

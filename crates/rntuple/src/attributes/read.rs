@@ -189,7 +189,11 @@ fn u64_column<'a>(batch: &'a RecordBatch, i: usize, what: &str) -> Result<&'a UI
     let col = batch.column(i);
     col.as_any().downcast_ref::<UInt64Array>().ok_or_else(|| {
         Error::out_of_spec(
-            format!("its field {} is read as {}, not as std::uint64_t", batch.schema().field(i).name(), col.data_type()),
+            format!(
+                "its field {} is read as {}, not as std::uint64_t",
+                batch.schema().field(i).name(),
+                col.data_type()
+            ),
             Location::new(what.to_string(), None),
         )
     })

@@ -30,6 +30,8 @@ struct PendingSet {
     options: WriteOptions,
     /// Committed entries, as batches of the set's RNTuple schema.
     batches: Vec<RecordBatch>,
+    /// A writer that never writes, to check committed batches with.
+    checker: RNTupleWriter<'static>,
 }
 
 /// A sink that takes nothing: a writer over it only checks batches.
@@ -47,13 +49,15 @@ impl BlobSink for Refuse {
     }
 }
 
-impl PendingSet {
-    /// A writer that never writes, to check batches with (a zero-sized sink
-    /// leaked costs nothing).
-    fn checker(&self) -> Result<RNTupleWriter<'static>> {
-        let sink: &'static mut Refuse = Box::leak(Box::new(Refuse));
-        RNTupleWriter::with_sink(sink, &self.name, &self.schema, &self.overrides, self.options.clone())
-    }
+/// A writer over [`Refuse`] (a zero-sized sink leaked costs nothing).
+fn checker(
+    name: &str,
+    schema: &ArrowSchema,
+    overrides: &HashMap<String, FieldOverride>,
+    options: &WriteOptions,
+) -> Result<RNTupleWriter<'static>> {
+    let sink: &'static mut Refuse = Box::leak(Box::new(Refuse));
+    RNTupleWriter::with_sink(sink, name, schema, overrides, options.clone())
 }
 
 impl PendingSets {
@@ -84,9 +88,10 @@ impl PendingSets {
         ]);
         let overrides = overrides.iter().map(|(k, v)| (format!("{USER_DATA}.{k}"), v.clone())).collect();
         let options = WriteOptions { description: String::new(), ..options.clone() };
-        let set = PendingSet { name: name.to_string(), schema: Arc::new(meta), overrides, options, batches: Vec::new() };
-        set.checker().map_err(|e| e.within(&format!("attribute set {name:?}")))?;
-        self.sets.push(set);
+        let checker =
+            checker(name, &meta, &overrides, &options).map_err(|e| e.within(&format!("attribute set {name:?}")))?;
+        let schema = Arc::new(meta);
+        self.sets.push(PendingSet { name: name.to_string(), schema, overrides, options, batches: Vec::new(), checker });
         Ok(())
     }
 
@@ -110,7 +115,9 @@ impl PendingSets {
                 ),
             });
         }
-        if let Some((i, r)) = ranges.iter().enumerate().find(|(_, r)| r.start.checked_add(r.length).is_none_or(|e| e > written)) {
+        if let Some((i, r)) =
+            ranges.iter().enumerate().find(|(_, r)| r.start.checked_add(r.length).is_none_or(|e| e > written))
+        {
             return Err(Error::InvalidArgument {
                 message: format!(
                     "attribute set {name:?}: range {i} [{}, {}+{}) reaches past the {written} entries written so far",
@@ -128,14 +135,15 @@ impl PendingSets {
                 message: format!("attribute set {name:?}: batch columns {names:?}, expected {expected:?}"),
             });
         }
-        let user = StructArray::try_new(user_fields, batch.columns().to_vec(), None).map_err(|e| {
-            Error::InvalidArgument { message: format!("attribute set {name:?}: the batch does not fit its fields: {e}") }
-        })?;
+        let user =
+            StructArray::try_new(user_fields, batch.columns().to_vec(), None).map_err(|e| Error::InvalidArgument {
+                message: format!("attribute set {name:?}: the batch does not fit its fields: {e}"),
+            })?;
         let starts: ArrayRef = Arc::new(UInt64Array::from_iter_values(ranges.iter().map(|r| r.start)));
         let lengths: ArrayRef = Arc::new(UInt64Array::from_iter_values(ranges.iter().map(|r| r.length)));
         let meta = RecordBatch::try_new(set.schema.clone(), vec![starts, lengths, Arc::new(user)])
             .map_err(|e| Error::InvalidArgument { message: format!("attribute set {name:?}: {e}") })?;
-        set.checker()?.check_batch(&meta).map_err(|e| e.within(&format!("attribute set {name:?}")))?;
+        set.checker.check_batch(&meta).map_err(|e| e.within(&format!("attribute set {name:?}")))?;
         set.batches.push(meta);
         Ok(())
     }
