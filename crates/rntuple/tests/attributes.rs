@@ -165,10 +165,11 @@ fn root_reads_the_attribute_sets_we_write() {
 }
 
 fn refused(r: Result<(), Error>, needle: &str) {
-    match r {
-        Err(Error::InvalidArgument { message }) => assert!(message.contains(needle), "{message}"),
-        other => panic!("expected a refusal mentioning {needle:?}, got {other:?}"),
-    }
+    let message = match r {
+        Err(Error::InvalidArgument { message }) => message,
+        other => format!("not a refusal: {other:?}"),
+    };
+    assert!(message.contains(needle), "expected a refusal mentioning {needle:?}: {message}");
 }
 
 #[test]
