@@ -161,6 +161,24 @@ pub struct Footer {
     pub header_checksum: u64,
     pub schema_extension: SchemaDescription,
     pub cluster_groups: Vec<ClusterGroupDescriptor>,
+    /// Linked attribute sets (format 1.0.1.0+; empty when the footer ends
+    /// before their list, as those of 1.0.0.x do).
+    pub attribute_sets: Vec<AttributeSetLink>,
+}
+
+/// One linked attribute set (spec "Footer Envelope", "Linked Attribute Set
+/// Record Frame"): another RNTuple in the same file whose entries carry
+/// values for ranges of this RNTuple's entries.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AttributeSetLink {
+    pub schema_version_major: u16,
+    pub schema_version_minor: u16,
+    /// Size of the attribute RNTuple's anchor object after decompression,
+    /// checksum and ROOT's 6-byte object prefix included (78 for ROOT 6.40).
+    pub anchor_length: u32,
+    /// Where the anchor object is: the payload of its (unlisted) key.
+    pub anchor_locator: Locator,
+    pub name: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

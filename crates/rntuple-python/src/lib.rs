@@ -3,6 +3,7 @@
 //! them into awkward / numpy / pandas objects. Writing (`write`): record
 //! batches cross the other way and are written with the GIL released.
 
+mod attrs;
 mod tools;
 mod write;
 
@@ -234,6 +235,7 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<write::PyRNTupleWriter>()?;
     write::add_write_error(m)?;
     tools::register(m)?;
+    attrs::register(m)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;
     m.add("TruncatedError", py.get_type::<TruncatedError>())?;

@@ -217,11 +217,34 @@ impl PyRNTupleWriter {
         py: Python<'_>,
         f: impl FnOnce(&mut RNTupleWriter<'static>) -> Result<T, Error> + Send,
     ) -> PyResult<T> {
+        self.run(py, true, f)
+    }
+
+    /// [`PyRNTupleWriter::with_writer`] for calls that may refuse: an error
+    /// marks the writer failed only when it left the writer failed.
+    pub(crate) fn with_open<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut RNTupleWriter<'static>) -> Result<T, Error> + Send,
+    ) -> PyResult<T> {
+        self.run(py, false, f)
+    }
+
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        fail_on_error: bool,
+        f: impl FnOnce(&mut RNTupleWriter<'static>) -> Result<T, Error> + Send,
+    ) -> PyResult<T> {
         py.detach(|| {
             let mut state = self.lock()?;
             let State::Open(w) = &mut *state else { return Err(self.not_open(&state)) };
-            f(w).map_err(|e| {
-                *state = State::Failed(e.to_string());
+            let r = f(w);
+            let failed = fail_on_error || w.has_failed();
+            r.map_err(|e| {
+                if failed {
+                    *state = State::Failed(e.to_string());
+                }
                 Failure::Rust(e)
             })
         })
@@ -389,7 +412,7 @@ fn to_projections(list: Vec<(String, String, Option<String>)>) -> Vec<Projection
 }
 
 /// Field overrides from {path: {"type", "split", "index32", "real"}}.
-fn parse_overrides(d: &Bound<'_, PyDict>) -> PyResult<HashMap<String, FieldOverride>> {
+pub(crate) fn parse_overrides(d: &Bound<'_, PyDict>) -> PyResult<HashMap<String, FieldOverride>> {
     let mut out = HashMap::new();
     for (k, v) in d.iter() {
         let path: String = k.extract()?;

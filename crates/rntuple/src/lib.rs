@@ -7,6 +7,7 @@
 //! # Ok::<(), rntuple::Error>(())
 //! ```
 
+pub mod attributes;
 pub mod descriptor;
 pub mod json;
 mod read;
@@ -23,6 +24,7 @@ use rntuple_format::compression::decompress;
 use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
 pub use rntuple_format::{Error, Location, Result};
 
+pub use attributes::{AttributeRange, AttributeSet, AttributeSetLink};
 pub use descriptor::{ClusterInfo, Descriptor};
 pub use read::{IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
 pub use schema::{FieldKind, FieldNode, Schema};
@@ -117,6 +119,8 @@ pub struct RNTuple {
     schema: Schema,
     source: PageSource,
     options: ReadOptions,
+    /// The footer's linked attribute sets ([`RNTuple::attribute_set`]).
+    attribute_sets: Vec<AttributeSetLink>,
 }
 
 fn read_envelope(root: &RootFile, offset: u64, size: u64, length: u64, max_key: u64, what: &str) -> Result<Vec<u8>> {
@@ -137,6 +141,12 @@ fn read_envelope(root: &RootFile, offset: u64, size: u64, length: u64, max_key: 
 impl RNTuple {
     fn open(root: Arc<RootFile>, path: &str, options: ReadOptions) -> Result<Self> {
         let anchor = root.anchor(path)?;
+        Self::open_anchor(root, path, anchor, options)
+    }
+
+    /// Opens the RNTuple of `anchor` (found by path, or through a linked
+    /// attribute set's locator); `path` names it.
+    fn open_anchor(root: Arc<RootFile>, path: &str, anchor: Anchor, options: ReadOptions) -> Result<Self> {
         let mk = anchor.max_key_size;
         let verify = options.verify_checksums;
         let hbytes =
@@ -146,7 +156,7 @@ impl RNTuple {
         })?;
         let fbytes =
             read_envelope(&root, anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope")?;
-        let footer = parse_footer(&fbytes, verify).map_err(|e| {
+        let mut footer = parse_footer(&fbytes, verify).map_err(|e| {
             e.within("footer envelope").within(&format!("envelope at file offset {}", anchor.seek_footer))
         })?;
         let hsum = header_checksum(&hbytes)?;
@@ -173,6 +183,7 @@ impl RNTuple {
             }
             page_lists.push(pl);
         }
+        let attribute_sets = std::mem::take(&mut footer.attribute_sets);
         let desc = Arc::new(Descriptor::new(header, footer, page_lists)?);
         let schema = Schema::from_descriptor(&desc)?;
         let column_multiplier = read::column_multipliers(&schema, desc.columns.len());
@@ -184,7 +195,7 @@ impl RNTuple {
             column_multiplier,
             io: Arc::default(),
         };
-        Ok(RNTuple { path: path.to_string(), anchor, schema, source, options })
+        Ok(RNTuple { path: path.to_string(), anchor, schema, source, options, attribute_sets })
     }
 
     pub fn path(&self) -> &str {
@@ -201,6 +212,12 @@ impl RNTuple {
     }
     pub fn num_entries(&self) -> u64 {
         self.source.desc.num_entries()
+    }
+
+    /// The attribute sets linked to this RNTuple, as its footer lists them
+    /// (read one with [`RNTuple::attribute_set`]).
+    pub fn attribute_sets(&self) -> &[AttributeSetLink] {
+        &self.attribute_sets
     }
 
     /// Top-level fields read by default: all but those of a type this

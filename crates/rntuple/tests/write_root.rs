@@ -21,14 +21,6 @@ use rntuple_container::write::{FileWriter, WriterOptions};
 use serde_json::Value;
 use write_support::*;
 
-fn python() -> Option<PathBuf> {
-    let cache = std::env::var_os("RNTUPLE_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/rntuple-ci")))?;
-    let py = cache.join("venv/bin/python");
-    py.exists().then_some(py)
-}
-
 fn dumper() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/reference/root_dump.py"))
 }

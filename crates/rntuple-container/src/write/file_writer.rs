@@ -14,7 +14,7 @@ use super::stamp::{datime_from_unix, derive_uuid, now_unix, random_seed, source_
 use super::tree::Tree;
 use crate::anchor::Anchor;
 use crate::blob::ChunkLayout;
-use crate::constants::{BLOB_CLASS_NAME, INCOMPLETE_FILE_MAGIC};
+use crate::constants::{BLOB_CLASS_NAME, INCOMPLETE_FILE_MAGIC, RNTUPLE_CLASS_NAME};
 use crate::directory::DirectoryRecord;
 use crate::storage::url::{create_sink, StorageUrl};
 use crate::storage::{LocalSink, WriteSink};
@@ -277,6 +277,32 @@ impl FileWriter {
         }
         self.tree.add_anchor(name, anchor.clone())?;
         Ok(())
+    }
+
+    /// Writes the anchor of a linked attribute set's RNTuple now, as ROOT 6.40
+    /// does (`RNTupleFileWriter::CloneAsHidden`): a `ROOT::RNTuple` key named
+    /// `name`, uncompressed, that no directory lists. Returns the offset of
+    /// its payload; the payload is `anchor.to_bytes()` (what the footer's
+    /// attribute set record locates).
+    pub fn write_hidden_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<u64> {
+        self.check_open()?;
+        let bytes = anchor.to_bytes();
+        let key = Key {
+            class_name: RNTUPLE_CLASS_NAME.into(),
+            name: name.into(),
+            title: String::new(),
+            cycle: 1,
+            seek_key: self.pos,
+            seek_pdir: BEGIN,
+            stored_len: bytes.len() as u64,
+            obj_len: bytes.len() as u64,
+        };
+        let mut header = Vec::with_capacity(key.key_len() + bytes.len());
+        key.encode(self.datime, &mut header)?;
+        let payload_at = self.pos + header.len() as u64;
+        header.extend_from_slice(&bytes);
+        self.write(&header)?;
+        Ok(payload_at)
     }
 
     /// The largest payload of one key; the anchors must carry it.

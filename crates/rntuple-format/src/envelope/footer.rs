@@ -10,9 +10,12 @@
 //! list frame of cluster group record frames:
 //!     u64 minimum entry number, u64 entry span, u32 number of clusters,
 //!     envelope link of the page list (u64 length + locator)
+//! list frame of linked attribute set record frames (1.0.1.0+, see
+//!     `attribute_sets`; absent in 1.0.0.x footers)
 //! xxh3-64 checksum
 //! ```
 
+use super::attribute_sets::{read_attribute_sets, write_attribute_sets};
 use super::{begin, finish, open, read_feature_flags, write_feature_flags};
 use crate::constants::{ENVELOPE_TYPE_FOOTER, RECORD_FRAME_PREAMBLE_SIZE};
 use crate::envelope::schema::{parse_schema_description, write_schema_description};
@@ -45,16 +48,19 @@ pub fn parse_footer(bytes: &[u8], verify_checksum: bool) -> Result<Footer> {
         .map_err(|e: crate::Error| e.within(&format!("cluster group {i}")))?;
         cluster_groups.push(group);
     }
-    Ok(Footer { feature_flags, header_checksum, schema_extension, cluster_groups })
+    // As ROOT 6.40: the list is read when bytes are left (1.0.0.x footers end here).
+    let attribute_sets = if r.is_empty() { Vec::new() } else { read_attribute_sets(&mut r)? };
+    Ok(Footer { feature_flags, header_checksum, schema_extension, cluster_groups, attribute_sets })
 }
 
 /// Serializes a footer envelope; returns its bytes and its checksum.
 ///
 /// Written as ROOT 6.40 writes it: the schema extension record frame always
 /// holds its four list frames (empty ones included), and the cluster groups
-/// are followed by the (empty) list of linked attribute sets that format
-/// 1.0.1.0 added — uproot 5.7 expects that list when the anchor announces
-/// 1.0.1.0 or later; readers of 1.0.0.x skip it as unknown trailing data.
+/// are followed by the list of linked attribute sets that format 1.0.1.0
+/// added, empty ones included — uproot 5.7 expects that list when the anchor
+/// announces 1.0.1.0 or later; readers of 1.0.0.x skip it as unknown
+/// trailing data.
 pub fn write_footer(f: &Footer) -> Result<(Vec<u8>, u64)> {
     let mut w = begin(ENVELOPE_TYPE_FOOTER);
     write_feature_flags(&mut w, &f.feature_flags)?;
@@ -72,7 +78,6 @@ pub fn write_footer(f: &Footer) -> Result<(Vec<u8>, u64)> {
         w.end_frame(rec);
     }
     w.end_frame(list);
-    let attribute_sets = w.begin_list(0)?;
-    w.end_frame(attribute_sets);
+    write_attribute_sets(&mut w, &f.attribute_sets)?;
     finish(w)
 }

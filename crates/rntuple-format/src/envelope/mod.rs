@@ -18,6 +18,7 @@
 //! checksum, and the checksum covers every byte before it (preamble included).
 //! The functions here take the whole **uncompressed** envelope.
 
+mod attribute_sets;
 mod footer;
 mod header;
 mod page_list;

@@ -121,6 +121,7 @@ fn sample_footer(header_checksum: u64) -> Footer {
                 page_list: EnvelopeLink { length: 300, locator: Locator { offset: 1 << 40, size: 1 << 33 } },
             },
         ],
+        attribute_sets: Vec::new(),
     }
 }
 

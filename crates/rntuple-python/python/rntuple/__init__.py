@@ -35,6 +35,7 @@ from ._lib import (
 # `rntuple` command starts without importing awkward, pyarrow and uproot
 # for the subcommands that do not need them (ls, show, inspect, verify, merge...).
 _LAZY = {
+    "_attributes": ("AttributeSet", "AttributeSetWriter"),
     "_convert": ("ConvertError", "ConvertResult", "convert"),
     "_draw": ("DrawError", "Histogram", "draw"),
     "_fields": ("Field",),
@@ -63,6 +64,8 @@ __version__: str = _lib.__version__
 
 __all__ = [
     "AllocationError",
+    "AttributeSet",
+    "AttributeSetWriter",
     "ChecksumError",
     "Cluster",
     "Column",

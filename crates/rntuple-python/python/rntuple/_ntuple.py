@@ -16,6 +16,7 @@ from ._numpy import to_numpy_dict, to_pandas
 
 if TYPE_CHECKING:
     from . import _lib
+    from ._attributes import AttributeSet
 
 __all__ = ["Cluster", "Column", "RNTuple"]
 
@@ -172,6 +173,19 @@ class RNTuple:
             level = found.children
         assert found is not None
         return found
+
+    @property
+    def attribute_sets(self) -> list[str]:
+        """Names of the attribute sets linked to this RNTuple (ROOT 6.40); :meth:`attribute_set` reads one."""
+        from ._attributes import attribute_set_names
+
+        return attribute_set_names(self)
+
+    def attribute_set(self, name: str) -> AttributeSet:
+        """The attribute set ``name``: read like an RNTuple, one entry per range of this RNTuple's entries."""
+        from ._attributes import open_attribute_set
+
+        return open_attribute_set(self, name)
 
     @property
     def columns(self) -> list[Column]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import awkward as ak
 import numpy as np
@@ -29,6 +29,9 @@ import pyarrow as pa
 
 from . import _lib
 from ._filters import parse_memory_size
+
+if TYPE_CHECKING:
+    from ._attributes import AttributeSetWriter
 
 __all__ = ["RNTupleWriter", "WritableFile", "compression_setting", "recreate"]
 
@@ -543,6 +546,21 @@ class RNTupleWriter:
             schema = _schema_of(schema_or_data)
         self._inner.add_fields(schema, _overrides(types, representations), _projections(projections))
         self._schema = pa.schema(self._inner.schema)
+
+    def create_attribute_set(
+        self,
+        name: str,
+        data_or_schema: Any,
+        *,
+        types: Mapping[str, str] | None = None,
+        representations: Mapping[str, Any] | None = None,
+    ) -> AttributeSetWriter:
+        """Creates the attribute set ``name`` (ROOT 6.40's ``CreateAttributeSet``): its fields are those of
+        ``data_or_schema``, ``types`` and ``representations`` as for ``mkrntuple``. Its entries, each for a
+        range of this RNTuple's entries, are written when this RNTuple is closed (``AttributeSetWriter``)."""
+        from ._attributes import create_attribute_set
+
+        return create_attribute_set(self, name, data_or_schema, types, representations)
 
     def commit_cluster(self) -> None:
         """Ends the current cluster here (clusters otherwise end by size)."""

@@ -325,6 +325,7 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
         header_checksum: hsum,
         schema_extension: plan.extension.clone(),
         cluster_groups: groups,
+        attribute_sets: Vec::new(),
     };
     let (fbytes, _) = write_footer(&footer)?;
     let footer_link = blob(&mut sink, &fbytes)?;

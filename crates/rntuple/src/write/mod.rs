@@ -73,6 +73,12 @@ pub(crate) trait BlobSink: Send {
     fn write_blob(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64>;
     fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()>;
     fn max_key_size(&self) -> u64;
+    /// Writes the anchor of an attribute set's RNTuple where no directory
+    /// lists it; returns the offset of its bytes (`anchor.to_bytes()`).
+    fn write_hidden_anchor(&mut self, _name: &str, anchor: &Anchor) -> Result<u64> {
+        let bytes = anchor.to_bytes();
+        self.write_blob(&[&bytes], bytes.len() as u64)
+    }
 }
 
 impl BlobSink for FileWriter {
@@ -84,6 +90,9 @@ impl BlobSink for FileWriter {
     }
     fn max_key_size(&self) -> u64 {
         FileWriter::max_key_size(self)
+    }
+    fn write_hidden_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<u64> {
+        FileWriter::write_hidden_anchor(self, name, anchor)
     }
 }
 

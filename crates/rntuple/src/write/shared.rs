@@ -103,6 +103,9 @@ impl BlobSink for SharedFileWriter {
     fn max_key_size(&self) -> u64 {
         self.max_key_size
     }
+    fn write_hidden_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<u64> {
+        self.with(|w| w.write_hidden_anchor(name, anchor))
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use super::pages::{ClusterColumn, Columns};
 use super::plan::Plan;
 use super::shared::SharedFileWriter;
 use super::BlobSink;
+use crate::attributes::PendingSets;
 
 /// Anchor version this writer stamps (ROOT 6.40 writes 1.0.2.0).
 const FORMAT_VERSION: (u16, u16, u16, u16) = (1, 0, 2, 0);
@@ -75,6 +76,8 @@ pub struct RNTupleWriter<'f> {
     pending: Vec<(ClusterSummary, Vec<ColumnPageRange>)>,
     groups: Vec<ClusterGroupDescriptor>,
     poisoned: bool,
+    /// Attribute sets created on this RNTuple, written at `close`.
+    attribute_sets: PendingSets,
 }
 
 /// The header envelope as written, and how much of the schema it holds (the
@@ -172,6 +175,7 @@ impl RNTupleWriter<'static> {
             pending: Vec::new(),
             groups: Vec::new(),
             poisoned: false,
+            attribute_sets: PendingSets::default(),
         })
     }
 
@@ -251,6 +255,7 @@ impl<'f> RNTupleWriter<'f> {
             pending: Vec::new(),
             groups: Vec::new(),
             poisoned: false,
+            attribute_sets: PendingSets::default(),
         })
     }
 
@@ -596,9 +601,30 @@ impl<'f> RNTupleWriter<'f> {
         Ok(())
     }
 
-    /// Commits the last cluster, writes the page lists, the footer and the
-    /// anchor.
+    /// The attribute sets of this RNTuple, the entries written so far and
+    /// the options, for [`crate::attributes`]; fails when the writer cannot
+    /// take them (failed earlier, or a fill context).
+    pub(crate) fn attribute_sets_mut(&mut self) -> Result<(&mut PendingSets, u64, &WriteOptions)> {
+        self.usable()?;
+        if matches!(self.sink, Sink::Context(_)) {
+            return Err(Error::InvalidArgument {
+                message: format!("attribute sets are created on the parallel writer of '{}'", self.name),
+            });
+        }
+        let written = self.num_entries();
+        Ok((&mut self.attribute_sets, written, &self.options))
+    }
+
+    /// Commits the last cluster, writes the page lists, the attribute sets,
+    /// the footer and the anchor.
     pub fn close(mut self) -> Result<()> {
+        let anchor = self.close_anchor()?;
+        self.sink.get()?.write_anchor(&self.name, &anchor)
+    }
+
+    /// [`RNTupleWriter::close`] but for the anchor, which is returned (an
+    /// attribute set's RNTuple puts it where no directory lists it).
+    pub(crate) fn close_anchor(&mut self) -> Result<Anchor> {
         self.usable()?;
         let header = self.ensure_header()?;
         self.commit_cluster_inner()?;
@@ -610,11 +636,14 @@ impl<'f> RNTupleWriter<'f> {
             alias_columns: s.alias_columns[header.alias_columns..].to_vec(),
             extra_type_info: Vec::new(),
         };
+        let sets = std::mem::take(&mut self.attribute_sets);
+        let attribute_sets = sets.write(self.sink.get()?)?;
         let footer = Footer {
             feature_flags: Vec::new(),
             header_checksum: header.checksum,
             schema_extension,
             cluster_groups: std::mem::take(&mut self.groups),
+            attribute_sets,
         };
         let bytes = footer_envelope(&footer)?;
         let footer = self.write_envelope(&bytes)?;
@@ -632,7 +661,7 @@ impl<'f> RNTupleWriter<'f> {
             len_footer: footer.length,
             max_key_size: self.sink.get()?.max_key_size(),
         };
-        self.sink.get()?.write_anchor(&self.name, &anchor)
+        Ok(anchor)
     }
 }
 

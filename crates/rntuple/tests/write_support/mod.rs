@@ -16,6 +16,16 @@ use arrow_schema::{DataType, Field, Fields, UnionFields};
 use rntuple::{FieldOverride, RNTupleFile, WriteOptions};
 use serde_json::{Map, Number, Value};
 
+/// The Python of the venv with ROOT (`$RNTUPLE_CACHE/venv`, default
+/// `~/.cache/rntuple-ci/venv`), if there is one.
+pub fn python() -> Option<PathBuf> {
+    let cache = std::env::var_os("RNTUPLE_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/rntuple-ci")))?;
+    let py = cache.join("venv/bin/python");
+    py.exists().then_some(py)
+}
+
 /// A fresh path in Cargo's per-test scratch directory.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("write-tests");
