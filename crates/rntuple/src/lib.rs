@@ -19,12 +19,13 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 pub use rntuple_container::{Anchor, KeyInfo, RootFile};
-use rntuple_format::compression::decompress;
-use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
 pub use rntuple_format::{Error, Location, Result};
 
 pub use descriptor::{ClusterInfo, Descriptor};
-pub use read::{IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
+pub use read::{
+    check_page_checksum, load_envelopes, read_envelope, stored_size, unseal_page, Checks, Envelopes, Found, IoStats,
+    PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
+};
 pub use schema::{FieldKind, FieldNode, Schema};
 pub use write::{write_batches, FieldOverride, Projection, RNTupleWriter, RealEncoding, WriteOptions};
 
@@ -119,60 +120,14 @@ pub struct RNTuple {
     options: ReadOptions,
 }
 
-fn read_envelope(root: &RootFile, offset: u64, size: u64, length: u64, max_key: u64, what: &str) -> Result<Vec<u8>> {
-    let raw = root.read_payload(offset, size, max_key).map_err(|e| e.within(what))?;
-    if size == length {
-        return Ok(raw);
-    }
-    if length > size.saturating_mul(1 << 16).saturating_add(1 << 20) {
-        return Err(Error::WouldOverAllocate {
-            requested: length,
-            limit: size.saturating_mul(1 << 16),
-            location: Location::new(what, Some(offset)),
-        });
-    }
-    decompress(&raw, length as usize, &Location::new(what, Some(offset)))
-}
-
 impl RNTuple {
     fn open(root: Arc<RootFile>, path: &str, options: ReadOptions) -> Result<Self> {
-        let anchor = root.anchor(path)?;
-        let mk = anchor.max_key_size;
+        let key = root.find_key(path)?;
         let verify = options.verify_checksums;
-        let hbytes =
-            read_envelope(&root, anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, "header envelope")?;
-        let header = parse_header(&hbytes, verify).map_err(|e| {
-            e.within("header envelope").within(&format!("envelope at file offset {}", anchor.seek_header))
-        })?;
-        let fbytes =
-            read_envelope(&root, anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope")?;
-        let footer = parse_footer(&fbytes, verify).map_err(|e| {
-            e.within("footer envelope").within(&format!("envelope at file offset {}", anchor.seek_footer))
-        })?;
-        let hsum = header_checksum(&hbytes)?;
-        if verify && footer.header_checksum != hsum {
-            return Err(Error::ChecksumMismatch {
-                stored: footer.header_checksum,
-                computed: hsum,
-                location: Location::new("header checksum recorded in the footer envelope", Some(anchor.seek_footer)),
-            });
-        }
-        let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
-        for (g, cg) in footer.cluster_groups.iter().enumerate() {
-            let what = format!("page list envelope of cluster group {g}");
-            let l = cg.page_list;
-            let bytes = read_envelope(&root, l.locator.offset, l.locator.size, l.length, mk, &what)?;
-            let pl = parse_page_list(&bytes, verify)
-                .map_err(|e| e.within(&what).within(&format!("envelope at file offset {}", l.locator.offset)))?;
-            if verify && pl.header_checksum != hsum {
-                return Err(Error::ChecksumMismatch {
-                    stored: pl.header_checksum,
-                    computed: hsum,
-                    location: Location::new(format!("header checksum recorded in the {what}"), Some(l.locator.offset)),
-                });
-            }
-            page_lists.push(pl);
-        }
+        let mut envelopes = load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: verify })?;
+        let page_lists = envelopes.take_page_lists()?;
+        let Envelopes { anchor, header, footer, .. } = envelopes;
+        let mk = anchor.max_key_size;
         let desc = Arc::new(Descriptor::new(header, footer, page_lists)?);
         let schema = Schema::from_descriptor(&desc)?;
         let column_multiplier = read::column_multipliers(&schema, desc.columns.len());

@@ -34,8 +34,8 @@ pub use copy::PageStats;
 use crate::load::{load, open_root, resolve_name, Loaded};
 use crate::progress::{check, Progress};
 
-/// Anchor version written (ROOT 6.40 writes 1.0.2.0, as the write engine does).
-const FORMAT_VERSION: (u16, u16, u16, u16) = (1, 0, 2, 0);
+// Anchor version written (ROOT 6.40 writes 1.0.2.0, as the write engine does).
+use rntuple_format::constants::FORMAT_VERSION;
 
 /// How inputs with different schemas are merged (ROOT's `ENTupleMergingMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

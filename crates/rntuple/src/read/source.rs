@@ -16,7 +16,7 @@ use crate::descriptor::{ClusterInfo, Descriptor};
 
 /// Most bytes of synthetic zeros (deferred columns) one read of one column in
 /// one cluster may produce; larger reads must go in entry batches.
-pub(crate) const MAX_ZERO_FILL_BYTES: u64 = 4 << 30;
+pub(crate) use rntuple_format::constants::MAX_ZERO_FILL_BYTES;
 
 /// Reads column data of one RNTuple.
 #[derive(Debug, Clone)]

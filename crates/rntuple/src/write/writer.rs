@@ -24,8 +24,8 @@ use super::plan::Plan;
 use super::shared::SharedFileWriter;
 use super::BlobSink;
 
-/// Anchor version this writer stamps (ROOT 6.40 writes 1.0.2.0).
-const FORMAT_VERSION: (u16, u16, u16, u16) = (1, 0, 2, 0);
+// Anchor version this writer stamps (ROOT 6.40 writes 1.0.2.0).
+use rntuple_format::constants::FORMAT_VERSION;
 
 /// Writer identifier stored in the header envelope.
 fn writer_identifier() -> String {

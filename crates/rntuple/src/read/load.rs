@@ -1,0 +1,227 @@
+//! The one envelope loader: anchor, header, footer and page lists of one
+//! RNTuple, as stored (spec "Anchor schema", "Envelopes", "Header
+//! Envelope", "Footer Envelope", "Page List Envelope"), under the allocation
+//! guard ([`guard_expansion`]) and a checksum policy ([`Checks`]).
+//!
+//! The reader ([`crate::RNTuple`]) and the tools (inspect, verify, merge)
+//! all load through [`load_envelopes`]; the reader stops at the first
+//! problem, `verify` reports each one and goes on where it can.
+
+use rntuple_container::{Anchor, KeyInfo, RootFile};
+use rntuple_format::compression::{decompress, guard_expansion};
+use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
+use rntuple_format::model::{Footer, Header, PageList};
+use rntuple_format::{Error, Location, Result};
+
+/// A problem found while loading or unsealing, with the name of the check
+/// that found it (`"anchor"`, `"envelope"`, `"checksum"`, `"page"`, ...) and
+/// the byte offset of what was being read.
+#[derive(Debug)]
+pub struct Found {
+    pub check: &'static str,
+    pub offset: Option<u64>,
+    pub error: Error,
+}
+
+impl From<Found> for Error {
+    fn from(f: Found) -> Self {
+        f.error
+    }
+}
+
+/// The checksum and problem policy of loading ([`load_envelopes`]) and of
+/// unsealing pages ([`crate::unseal_page`]).
+pub enum Checks<'a> {
+    /// Stop at the first problem and return it; verify xxh3 checksums when
+    /// `verify_checksums` (the reader).
+    Stop { verify_checksums: bool },
+    /// Verify every checksum; hand each problem that the work can go past
+    /// (a checksum mismatch: the bytes are then used as they are) to the
+    /// callback and continue. Problems that stop the work are reported too
+    /// before being returned (`verify`).
+    Report(&'a mut dyn FnMut(Found)),
+}
+
+impl std::fmt::Debug for Checks<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Checks::Stop { verify_checksums } => write!(f, "Checks::Stop {{ verify_checksums: {verify_checksums} }}"),
+            Checks::Report(_) => write!(f, "Checks::Report"),
+        }
+    }
+}
+
+impl Checks<'_> {
+    /// Whether checksums are verified.
+    pub fn verifies(&self) -> bool {
+        match self {
+            Checks::Stop { verify_checksums } => *verify_checksums,
+            Checks::Report(_) => true,
+        }
+    }
+
+    /// A problem the work can go past: returned when stopping, else reported.
+    pub fn recoverable(&mut self, found: Found) -> Result<(), Found> {
+        match self {
+            Checks::Stop { .. } => Err(found),
+            Checks::Report(report) => {
+                report(found);
+                Ok(())
+            }
+        }
+    }
+
+    /// A problem that stops the work: reported when reporting, and returned
+    /// as the error to stop with.
+    fn fatal(&mut self, check: &'static str, offset: Option<u64>, error: Error) -> Found {
+        match self {
+            Checks::Stop { .. } => Found { check, offset, error },
+            Checks::Report(report) => {
+                let message = error.to_string();
+                report(Found { check, offset, error });
+                // The caller ignores what it was told already; keep the text.
+                Found { check, offset, error: Error::InvalidArgument { message } }
+            }
+        }
+    }
+
+    /// Parses with the checksum when verifying; when reporting, a mismatch is
+    /// reported and the bytes parsed again without it, so that later checks
+    /// still run.
+    fn parse<T>(&mut self, check: &'static str, offset: u64, parse: impl Fn(bool) -> Result<T>) -> Result<T, Found> {
+        let verify = self.verifies();
+        match parse(verify) {
+            Ok(v) => Ok(v),
+            Err(e @ Error::ChecksumMismatch { .. }) if matches!(self, Checks::Report(_)) => {
+                self.recoverable(Found { check, offset: Some(offset), error: e })?;
+                parse(false).map_err(|e| self.fatal(check, Some(offset), e))
+            }
+            Err(e) => Err(self.fatal(check, Some(offset), e)),
+        }
+    }
+}
+
+/// The envelopes of one RNTuple, as stored.
+#[derive(Debug, Clone)]
+pub struct Envelopes {
+    pub anchor: Anchor,
+    /// xxh3-64 of the uncompressed header envelope (what footer and page
+    /// lists quote).
+    pub header_checksum: u64,
+    pub header: Header,
+    pub footer: Footer,
+    /// One page list per cluster group, in the footer's order; `None` for
+    /// one that could not be read (only under [`Checks::Report`]).
+    pub page_lists: Vec<Option<PageList>>,
+}
+
+impl Envelopes {
+    /// Takes the page lists out, failing when one could not be read.
+    pub fn take_page_lists(&mut self) -> Result<Vec<PageList>> {
+        std::mem::take(&mut self.page_lists)
+            .into_iter()
+            .enumerate()
+            .map(|(g, pl)| pl.ok_or_else(|| Error::NotFound { what: format!("page list of cluster group {g}") }))
+            .collect()
+    }
+}
+
+/// Reads an envelope of `size` bytes on disk at `offset` that inflates to
+/// `length` bytes (spec "Envelopes"; compressed as "Compression Block"),
+/// after checking `length` against the allocation guard.
+pub fn read_envelope(
+    root: &RootFile,
+    offset: u64,
+    size: u64,
+    length: u64,
+    max_key: u64,
+    what: &str,
+) -> Result<Vec<u8>> {
+    let raw = root.read_payload(offset, size, max_key).map_err(|e| e.within(what))?;
+    if size == length {
+        return Ok(raw);
+    }
+    let location = Location::new(what, Some(offset));
+    let length = guard_expansion(size, length, &location)?;
+    decompress(&raw, length, &location)
+}
+
+/// A checksum quoted by another envelope against the header's own
+/// (spec "Footer Envelope", "Page List Envelope": both repeat the header's
+/// xxh3-64).
+fn quoted(what: &str, stored: u64, computed: u64, offset: u64) -> Found {
+    Found {
+        check: "checksum",
+        offset: Some(offset),
+        error: Error::ChecksumMismatch {
+            stored,
+            computed,
+            location: Location::new(
+                format!("the {what}, which quotes header checksum {stored:#018x} while the header envelope's is {computed:#018x}"),
+                Some(offset),
+            ),
+        },
+    }
+}
+
+/// Loads the anchor stored in `key` and the envelopes it points to.
+pub fn load_envelopes(root: &RootFile, key: &KeyInfo, checks: &mut Checks<'_>) -> Result<Envelopes, Found> {
+    let at = key.payload_offset();
+    if !key.is_rntuple() {
+        let message = format!("'{}' is a {}, not a ROOT::RNTuple", key.path, key.class_name);
+        return Err(checks.fatal("anchor", Some(at), Error::InvalidArgument { message }));
+    }
+    let bytes = root.read_object(key).map_err(|e| checks.fatal("anchor", Some(at), e))?;
+    let location = Location::new(format!("RNTuple anchor '{}'", key.path), Some(at));
+    let anchor = checks.parse("anchor", at, |verify| Anchor::parse(&bytes, verify, &location))?;
+    let mk = anchor.max_key_size;
+    let envelope = |what: &str, offset: u64| format!("{what} at file offset {offset}");
+
+    let at = anchor.seek_header;
+    let hbytes = read_envelope(root, at, anchor.nbytes_header, anchor.len_header, mk, "header envelope")
+        .map_err(|e| checks.fatal("envelope", Some(at), e))?;
+    let header = checks.parse("envelope", at, |verify| {
+        parse_header(&hbytes, verify).map_err(|e| e.within(&envelope("header envelope", at)))
+    })?;
+    let hsum = header_checksum(&hbytes).map_err(|e| checks.fatal("envelope", Some(at), e))?;
+    drop(hbytes);
+
+    let at = anchor.seek_footer;
+    let fbytes = read_envelope(root, at, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope")
+        .map_err(|e| checks.fatal("envelope", Some(at), e))?;
+    let footer = checks.parse("envelope", at, |verify| {
+        parse_footer(&fbytes, verify).map_err(|e| e.within(&envelope("footer envelope", at)))
+    })?;
+    drop(fbytes);
+    if checks.verifies() && footer.header_checksum != hsum {
+        checks.recoverable(quoted("footer envelope", footer.header_checksum, hsum, at))?;
+    }
+
+    let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
+    for (g, cg) in footer.cluster_groups.iter().enumerate() {
+        let what = format!("page list envelope of cluster group {g}");
+        let l = cg.page_list;
+        let at = l.locator.offset;
+        let pl = read_envelope(root, at, l.locator.size, l.length, mk, &what)
+            .map_err(|e| checks.fatal("envelope", Some(at), e))
+            .and_then(|bytes| {
+                checks.parse("envelope", at, |verify| {
+                    parse_page_list(&bytes, verify).map_err(|e| e.within(&what).within(&envelope("envelope", at)))
+                })
+            });
+        let pl = match pl {
+            Ok(pl) => pl,
+            Err(f) if matches!(checks, Checks::Stop { .. }) => return Err(f),
+            // Reported already: the other groups are still read.
+            Err(_) => {
+                page_lists.push(None);
+                continue;
+            }
+        };
+        if checks.verifies() && pl.header_checksum != hsum {
+            checks.recoverable(quoted(&what, pl.header_checksum, hsum, at))?;
+        }
+        page_lists.push(Some(pl));
+    }
+    Ok(Envelopes { anchor, header_checksum: hsum, header, footer, page_lists })
+}
