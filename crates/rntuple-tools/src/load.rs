@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use rntuple::container::{Anchor, OpenOptions, RootFile};
+use rntuple::format::model::{Footer, Header, PageList, StructuralRole, FIELD_FLAG_REPETITIVE};
+use rntuple::format::{Error, Result};
 use rntuple::{load_envelopes, Checks, Descriptor, Envelopes, Schema};
-use rntuple_container::{Anchor, OpenOptions, RootFile};
-use rntuple_format::model::{Footer, Header, PageList, StructuralRole, FIELD_FLAG_REPETITIVE};
-use rntuple_format::{Error, Result};
 
 /// One RNTuple with its envelopes as stored and its merged descriptor.
 #[derive(Debug, Clone)]

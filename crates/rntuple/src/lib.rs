@@ -18,13 +18,17 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+/// The container layer (TFile embedding, storage), for the tools.
+pub use rntuple_container as container;
 pub use rntuple_container::{Anchor, KeyInfo, RootFile};
+/// The format layer (the bytes of the spec), for the tools.
+pub use rntuple_format as format;
 pub use rntuple_format::{Error, Location, Result};
 
 pub use descriptor::{ClusterInfo, Descriptor};
 pub use read::{
-    check_page_checksum, load_envelopes, read_envelope, stored_size, unseal_page, Checks, Envelopes, Found, IoStats,
-    PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
+    check_page_checksum, load_envelopes, new_anchor, read_envelope, stored_size, unseal_page, Checks, Envelopes, Found,
+    IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
 };
 pub use schema::{FieldKind, FieldNode, Schema};
 pub use write::{write_batches, FieldOverride, Projection, RNTupleWriter, RealEncoding, WriteOptions};

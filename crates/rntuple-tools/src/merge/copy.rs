@@ -13,15 +13,15 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use rntuple::container::FileWriter;
 use rntuple::descriptor::ClusterInfo;
+use rntuple::format::checksum::xxh3_64;
+use rntuple::format::column::{decode_page, encode_page, ColumnSpec, ColumnValues};
+use rntuple::format::compression::{compress, Decompressor};
+use rntuple::format::constants::MAX_ZERO_FILL_BYTES;
+use rntuple::format::model::{ColumnPageRange, Locator, PageDescriptor};
+use rntuple::format::{Error, Location, Result};
 use rntuple::{check_page_checksum, unseal_page, Checks};
-use rntuple_container::FileWriter;
-use rntuple_format::checksum::xxh3_64;
-use rntuple_format::column::{decode_page, encode_page, ColumnSpec, ColumnValues};
-use rntuple_format::compression::{compress, Decompressor};
-use rntuple_format::constants::MAX_ZERO_FILL_BYTES;
-use rntuple_format::model::{ColumnPageRange, Locator, PageDescriptor};
-use rntuple_format::{Error, Location, Result};
 
 use super::plan::Plan;
 use crate::load::Loaded;
@@ -213,7 +213,7 @@ impl PageJob {
     }
 }
 
-fn spec_of(c: &rntuple_format::model::ColumnDescriptor) -> Result<ColumnSpec> {
+fn spec_of(c: &rntuple::format::model::ColumnDescriptor) -> Result<ColumnSpec> {
     ColumnSpec::from_descriptor(c)
 }
 
@@ -541,8 +541,8 @@ fn parallel<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R +
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rntuple_format::compression::decompress;
-    use rntuple_format::model::ColumnType;
+    use rntuple::format::compression::decompress;
+    use rntuple::format::model::ColumnType;
 
     #[test]
     fn reseal_re_encodes_and_recompresses() {

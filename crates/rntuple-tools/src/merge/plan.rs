@@ -23,12 +23,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rntuple::Descriptor;
-use rntuple_format::model::{
+use rntuple::format::model::{
     AliasColumnDescriptor, ColumnDescriptor, ColumnType, FieldDescriptor, Header, SchemaDescription, StructuralRole,
     COLUMN_FLAG_DEFERRED, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE,
 };
-use rntuple_format::{Error, Result};
+use rntuple::format::{Error, Result};
+use rntuple::Descriptor;
 
 use super::MergeMode;
 use crate::load::{FieldFacts, Loaded};

@@ -38,10 +38,10 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+use rntuple::container::{Anchor, KeyInfo, LocalFile, OpenOptions, RootFile};
+use rntuple::format::model::{Footer, Header, PageList};
+use rntuple::format::Error;
 use rntuple::{load_envelopes, Checks, Found};
-use rntuple_container::{Anchor, KeyInfo, LocalFile, OpenOptions, RootFile};
-use rntuple_format::model::{Footer, Header, PageList};
-use rntuple_format::Error;
 
 use crate::progress::Progress;
 
@@ -171,17 +171,7 @@ impl Reporter<'_> {
             _ => at.check,
         };
         let offset = error_offset(e).or(at.offset);
-        self.add(Problem {
-            file: self.report.file.clone(),
-            rntuple: None,
-            field: at.field,
-            column: at.column,
-            cluster: at.cluster,
-            page: at.page,
-            offset,
-            check,
-            message: e.to_string(),
-        });
+        self.structure(Where { check, offset, ..at }, e.to_string());
     }
 
     /// A problem of a structural check.
@@ -358,7 +348,7 @@ fn read_envelopes(root: &RootFile, key: &KeyInfo, r: &mut Reporter<'_>) -> Optio
 
 /// A cluster group's summary against the clusters of its page list.
 fn check_group(
-    cg: &rntuple_format::model::ClusterGroupDescriptor,
+    cg: &rntuple::format::model::ClusterGroupDescriptor,
     pl: &PageList,
     g: usize,
     offset: u64,

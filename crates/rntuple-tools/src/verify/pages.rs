@@ -4,14 +4,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use rntuple::container::RootFile;
 use rntuple::descriptor::{ClusterInfo, Descriptor};
+use rntuple::format::column::{decode_page, ColumnSpec, ColumnValues};
+use rntuple::format::compression::Decompressor;
+use rntuple::format::model::{ColumnDescriptor, ColumnPageRange, ColumnType, PageDescriptor};
+use rntuple::format::Location;
 use rntuple::{check_page_checksum, unseal_page, Checks, Found};
 use rntuple::{RNTupleFile, ReadOptions, Schema};
-use rntuple_container::RootFile;
-use rntuple_format::column::{decode_page, ColumnSpec, ColumnValues};
-use rntuple_format::compression::Decompressor;
-use rntuple_format::model::{ColumnDescriptor, ColumnPageRange, ColumnType, PageDescriptor};
-use rntuple_format::Location;
 
 use super::structure::{check_cluster, ClusterData, Listing, Offsets, Tree};
 use super::{Envelopes, Reporter, VerifyOptions, Where};

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use rntuple::descriptor::{ClusterInfo, Descriptor};
-use rntuple_format::column::ColumnValues;
-use rntuple_format::model::{ColumnType, StructuralRole, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE};
+use rntuple::format::column::ColumnValues;
+use rntuple::format::model::{ColumnType, StructuralRole, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE};
 
 use super::{Reporter, Where};
 use crate::load::FieldFacts;

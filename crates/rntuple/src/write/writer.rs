@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema as ArrowSchema, SchemaBuilder};
-use rntuple_container::Anchor;
 use rntuple_format::compression::compress;
 use rntuple_format::envelope::{write_header, write_page_list};
 use rntuple_format::model::{
@@ -23,9 +22,6 @@ use super::pages::{ClusterColumn, Columns};
 use super::plan::Plan;
 use super::shared::SharedFileWriter;
 use super::BlobSink;
-
-// Anchor version this writer stamps (ROOT 6.40 writes 1.0.2.0).
-use rntuple_format::constants::FORMAT_VERSION;
 
 /// Writer identifier stored in the header envelope.
 fn writer_identifier() -> String {
@@ -618,20 +614,7 @@ impl<'f> RNTupleWriter<'f> {
         };
         let bytes = footer_envelope(&footer)?;
         let footer = self.write_envelope(&bytes)?;
-        let (version_epoch, version_major, version_minor, version_patch) = FORMAT_VERSION;
-        let anchor = Anchor {
-            version_epoch,
-            version_major,
-            version_minor,
-            version_patch,
-            seek_header: header.link.locator.offset,
-            nbytes_header: header.link.locator.size,
-            len_header: header.link.length,
-            seek_footer: footer.locator.offset,
-            nbytes_footer: footer.locator.size,
-            len_footer: footer.length,
-            max_key_size: self.sink.get()?.max_key_size(),
-        };
+        let anchor = crate::new_anchor(&header.link, &footer, self.sink.get()?.max_key_size());
         self.sink.get()?.write_anchor(&self.name, &anchor)
     }
 }
