@@ -246,3 +246,78 @@ pub fn load_envelopes(root: &RootFile, key: &KeyInfo, checks: &mut Checks<'_>) -
     }
     Ok(Envelopes { anchor, header_checksum: hsum, header, footer, page_lists })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use rntuple_container::OpenOptions;
+
+    use super::*;
+
+    fn open(name: &str) -> (RootFile, KeyInfo) {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(name);
+        let root = RootFile::open_with(path, OpenOptions { verify_checksums: false }).unwrap();
+        let key = root.keys().unwrap().into_iter().find(|k| k.is_rntuple()).unwrap();
+        (root, key)
+    }
+
+    /// What a report-mode load handed to its callback: check, offset, message.
+    type Reported = Vec<(&'static str, Option<u64>, String)>;
+
+    fn report(root: &RootFile, key: &KeyInfo) -> (Result<Envelopes, Found>, Reported) {
+        let mut found = Vec::new();
+        let mut collect = |f: Found| found.push((f.check, f.offset, f.error.to_string()));
+        let loaded = load_envelopes(root, key, &mut Checks::Report(&mut collect));
+        (loaded, found)
+    }
+
+    #[test]
+    fn a_good_file_loads_the_same_under_every_policy() {
+        let (root, key) = open("test_multiple_cluster_groups_rntuple_v1-0-0-0.root");
+        let mut stop = load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: true }).unwrap();
+        let (reported, found) = report(&root, &key);
+        assert!(found.is_empty(), "{found:?}");
+        let reported = reported.unwrap();
+        assert_eq!(stop.header_checksum, reported.header_checksum);
+        assert!(stop.page_lists.len() > 1);
+        assert_eq!(stop.take_page_lists().unwrap().len(), reported.page_lists.len());
+    }
+
+    #[test]
+    fn a_checksum_mismatch_stops_or_is_reported_and_loading_goes_on() {
+        let (root, key) = open("bad/header_checksum_mismatch.root");
+        let e = load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: true }).unwrap_err();
+        assert_eq!(e.check, "envelope");
+        assert!(matches!(e.error, Error::ChecksumMismatch { .. }), "{}", e.error);
+        assert!(load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: false }).is_ok());
+        let (loaded, found) = report(&root, &key);
+        let loaded = loaded.unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].0, found[0].1), ("envelope", Some(loaded.anchor.seek_header)));
+        assert!(found[0].2.contains("checksum mismatch"), "{}", found[0].2);
+        // Everything after the header was still read.
+        assert!(loaded.page_lists.iter().all(Option::is_some));
+    }
+
+    #[test]
+    fn a_wrong_quoted_header_checksum_names_the_page_list() {
+        let (root, key) = open("bad/page_list_wrong_header_checksum.root");
+        let (loaded, found) = report(&root, &key);
+        let loaded = loaded.unwrap();
+        let offset = loaded.footer.cluster_groups[0].page_list.locator.offset;
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].0, found[0].1), ("checksum", Some(offset)));
+        assert!(found[0].2.contains("page list envelope of cluster group 0, which quotes header checksum"));
+    }
+
+    #[test]
+    fn an_unreadable_header_is_reported_once_and_stops() {
+        let (root, key) = open("bad/anchor_len_header_huge.root");
+        let (loaded, found) = report(&root, &key);
+        assert!(loaded.is_err());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "envelope");
+        assert!(found[0].2.contains("refusing to allocate 1099511627776 bytes for header envelope"), "{}", found[0].2);
+    }
+}
