@@ -185,6 +185,26 @@ fn quoted(what: &str, stored: u64, computed: u64, offset: u64) -> Found {
     }
 }
 
+/// Reads, inflates and parses the header or the footer envelope at `at`;
+/// returns it and its bytes.
+#[allow(clippy::too_many_arguments)]
+fn parse_envelope<T>(
+    root: &RootFile,
+    checks: &mut Checks<'_>,
+    what: &str,
+    at: u64,
+    size: u64,
+    length: u64,
+    max_key: u64,
+    parse: impl Fn(&[u8], bool) -> Result<T>,
+) -> Result<(T, Vec<u8>), Found> {
+    let bytes =
+        read_envelope(root, at, size, length, max_key, what).map_err(|e| checks.fatal("envelope", Some(at), e))?;
+    let context = format!("{what} at file offset {at}");
+    let parsed = checks.parse("envelope", at, |verify| parse(&bytes, verify).map_err(|e| e.within(&context)))?;
+    Ok((parsed, bytes))
+}
+
 /// Loads the anchor stored in `key` and the envelopes it points to.
 pub fn load_envelopes(root: &RootFile, key: &KeyInfo, checks: &mut Checks<'_>) -> Result<Envelopes, Found> {
     let at = key.payload_offset();
@@ -199,21 +219,14 @@ pub fn load_envelopes(root: &RootFile, key: &KeyInfo, checks: &mut Checks<'_>) -
     let envelope = |what: &str, offset: u64| format!("{what} at file offset {offset}");
 
     let at = anchor.seek_header;
-    let hbytes = read_envelope(root, at, anchor.nbytes_header, anchor.len_header, mk, "header envelope")
-        .map_err(|e| checks.fatal("envelope", Some(at), e))?;
-    let header = checks.parse("envelope", at, |verify| {
-        parse_header(&hbytes, verify).map_err(|e| e.within(&envelope("header envelope", at)))
-    })?;
+    let (header, hbytes) =
+        parse_envelope(root, checks, "header envelope", at, anchor.nbytes_header, anchor.len_header, mk, parse_header)?;
     let hsum = header_checksum(&hbytes).map_err(|e| checks.fatal("envelope", Some(at), e))?;
     drop(hbytes);
 
     let at = anchor.seek_footer;
-    let fbytes = read_envelope(root, at, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope")
-        .map_err(|e| checks.fatal("envelope", Some(at), e))?;
-    let footer = checks.parse("envelope", at, |verify| {
-        parse_footer(&fbytes, verify).map_err(|e| e.within(&envelope("footer envelope", at)))
-    })?;
-    drop(fbytes);
+    let (footer, _) =
+        parse_envelope(root, checks, "footer envelope", at, anchor.nbytes_footer, anchor.len_footer, mk, parse_footer)?;
     if checks.verifies() && footer.header_checksum != hsum {
         checks.recoverable(quoted("footer envelope", footer.header_checksum, hsum, at))?;
     }
