@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rntuple::container::{Anchor, OpenOptions, RootFile};
-use rntuple::format::model::{Footer, Header, PageList, StructuralRole, FIELD_FLAG_REPETITIVE};
+use rntuple::format::model::{Footer, Header, PageList};
 use rntuple::format::{Error, Result};
-use rntuple::{load_envelopes, Checks, Descriptor, Envelopes, Schema};
+use rntuple::{field_multipliers, load_envelopes, Checks, Descriptor, Envelopes, Schema};
 
 /// One RNTuple with its envelopes as stored and its merged descriptor.
 #[derive(Debug, Clone)]
@@ -74,8 +74,9 @@ pub fn load(root: Arc<RootFile>, file: &str, name: &str, verify: bool) -> Result
     })
 }
 
-/// Facts about the field tree of a descriptor that the tools need, computed
-/// once. Call only on a descriptor whose schema built (no parent cycles).
+/// Facts about the field tree that the tools need, by field id, read off the
+/// schema's tree ([`rntuple::Schema`]) and the engine's multipliers
+/// ([`rntuple::field_multipliers`]).
 #[derive(Debug, Clone)]
 pub struct FieldFacts {
     /// Dotted path of every field (`"Muon.pt"`), by field id.
@@ -90,42 +91,28 @@ pub struct FieldFacts {
 }
 
 impl FieldFacts {
-    pub fn new(d: &Descriptor) -> Self {
-        let n = d.fields.len();
-        let mut path = vec![String::new(); n];
-        let mut top = vec![0u32; n];
-        let mut multiplier = vec![None; n];
-        for id in 0..n {
-            let mut names = Vec::new();
-            let mut m: Option<u64> = Some(1);
-            let mut f = id;
-            // Bounded walk up the parent chain (a cycle cannot loop for ever).
-            for step in 0..=n {
-                let fd = &d.fields[f];
-                names.push(fd.name.as_str());
-                let reps = if fd.flags & FIELD_FLAG_REPETITIVE != 0 { fd.array_size.unwrap_or(1).max(1) } else { 1 };
-                m = m.and_then(|m| m.checked_mul(reps));
-                if step > 0 && matches!(fd.role, StructuralRole::Collection | StructuralRole::Variant) {
-                    m = None;
+    /// The facts of the `num_fields` fields of `schema`'s descriptor.
+    pub fn new(schema: &Schema, num_fields: usize) -> Self {
+        let mut path = vec![String::new(); num_fields];
+        let mut top = vec![0u32; num_fields];
+        for root in &schema.fields {
+            let mut nodes = Vec::new();
+            root.walk("", &mut nodes);
+            for (p, node) in nodes {
+                if let (Some(slot), Some(t)) = (path.get_mut(node.id as usize), top.get_mut(node.id as usize)) {
+                    *slot = p;
+                    *t = root.id;
                 }
-                let p = fd.parent_id as usize;
-                if p == f || p >= n {
-                    break;
-                }
-                f = p;
             }
-            names.reverse();
-            path[id] = names.join(".");
-            top[id] = f as u32;
-            multiplier[id] = m;
         }
-        Self { path, top, multiplier }
+        Self { path, top, multiplier: field_multipliers(schema, num_fields) }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rntuple::format::model::{StructuralRole, FIELD_FLAG_REPETITIVE};
     use std::path::PathBuf;
 
     fn data(name: &str) -> PathBuf {
@@ -137,7 +124,7 @@ mod tests {
         let file = data("test_stl_containers_rntuple_v1-0-0-0.root");
         let root = open_root(&file, true).unwrap();
         let l = load(root, "f", "ntuple", true).unwrap();
-        let facts = FieldFacts::new(&l.descriptor);
+        let facts = FieldFacts::new(&l.schema, l.descriptor.fields.len());
         for (id, f) in l.descriptor.fields.iter().enumerate() {
             let top = facts.top[id] as usize;
             assert_eq!(l.descriptor.fields[top].parent_id as usize, top);

@@ -27,8 +27,8 @@ pub use rntuple_format::{Error, Location, Result};
 
 pub use descriptor::{ClusterInfo, Descriptor};
 pub use read::{
-    check_page_checksum, load_envelopes, new_anchor, read_envelope, stored_size, unseal_page, Checks, Envelopes, Found,
-    IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
+    check_page_checksum, field_multipliers, load_envelopes, new_anchor, read_envelope, stored_size, unseal_page,
+    Checks, Envelopes, Found, IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
 };
 pub use schema::{FieldKind, FieldNode, Schema};
 pub use write::{write_batches, FieldOverride, Projection, RNTupleWriter, RealEncoding, WriteOptions};
@@ -134,7 +134,7 @@ impl RNTuple {
         let mk = anchor.max_key_size;
         let desc = Arc::new(Descriptor::new(header, footer, page_lists)?);
         let schema = Schema::from_descriptor(&desc)?;
-        let column_multiplier = read::column_multipliers(&schema, desc.columns.len());
+        let column_multiplier = read::column_multipliers(&schema, desc.fields.len(), desc.columns.len());
         let source = PageSource {
             file: root,
             desc,

@@ -265,7 +265,7 @@ fn packed(n: u64, bits: u16) -> u64 {
 /// The report of one loaded RNTuple.
 pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
     let d = &l.descriptor;
-    let facts = FieldFacts::new(d);
+    let facts = FieldFacts::new(&l.schema, d.fields.len());
     let ncols = d.columns.len();
 
     struct Acc {

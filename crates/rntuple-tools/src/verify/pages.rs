@@ -87,17 +87,21 @@ pub(super) fn verify_data(
     // Step 3: the descriptor and the schema (only with every page list).
     let complete = env.page_lists.iter().all(|p| p.is_some());
     let mut descriptor = None;
+    let mut facts = None;
     if complete {
         let lists: Vec<_> = env.page_lists.iter().flatten().cloned().collect();
         match Descriptor::new(env.header.clone(), env.footer.clone(), lists) {
             Ok(d) => match Schema::from_descriptor(&d) {
-                Ok(_) => descriptor = Some(d),
+                Ok(schema) => {
+                    facts = Some(FieldFacts::new(&schema, d.fields.len()));
+                    descriptor = Some(d);
+                }
                 Err(e) => r.error(&e, Where::check("schema")),
             },
             Err(e) => r.error(&e, Where::check("schema")),
         }
     }
-    let tree = descriptor.as_ref().map(Tree::new);
+    let tree = descriptor.as_ref().zip(facts.as_ref()).map(|(d, f)| Tree::new(d, f.clone()));
 
     // The clusters, from the descriptor (sorted, validated) or the page lists as they are.
     let views: Vec<ClusterView<'_>> = match &descriptor {
@@ -114,7 +118,6 @@ pub(super) fn verify_data(
     check_extents(root, env, &views, r);
 
     // Step 4 and 5: every page, cluster by cluster.
-    let facts = descriptor.as_ref().map(FieldFacts::new);
     let field_of = |c: usize| -> Option<String> {
         let f = columns.get(c)?.field_id as usize;
         facts.as_ref().and_then(|x| x.path.get(f).cloned())

@@ -36,7 +36,7 @@ use rntuple_format::{Error, Result};
 pub use io::{IoStats, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
 pub use load::{load_envelopes, new_anchor, read_envelope, Checks, Envelopes, Found};
 pub(crate) use source::column_multipliers;
-pub use source::PageSource;
+pub use source::{field_multipliers, PageSource};
 pub use unseal::{check_page_checksum, stored_size, unseal_page};
 
 use crate::schema::FieldNode;
