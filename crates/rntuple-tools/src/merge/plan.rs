@@ -260,7 +260,6 @@ fn compare(
 /// (union mode), its columns deferred from `first_entry` on. Fills `fmap`
 /// (input field → output field) and `map` (output column → input column).
 #[allow(clippy::too_many_arguments)]
-#[allow(clippy::too_many_arguments)]
 fn add_subtree(
     d: &Descriptor,
     s: usize,
