@@ -55,6 +55,8 @@ UPROOT_KNOWN_DIFFERENCES: dict[str, str] = {
     "generated/extension.root:extension::var": "uproot mis-reads a late-added (deferred) Switch column",
     "generated/columns_*::double_quant16": "uproot dequantizes Real32Quant into float32 also for double "
     "fields; ROOT computes the double value in double precision",
+    "data/double_real32quant_rntuple_v1-0-2-0.root:quant::*": "uproot dequantizes Real32Quant into float32 "
+    "also for double fields; ROOT computes the double value in double precision",
     "generated/multirep.root:multirep::*": "uproot ignores column representations switching between clusters",
     "data/test_class_inheritance_rntuple_v1-0-0-1.root:rntpl::multi_grandparent": "uproot renames "
     "members inherited twice (e.g. 'MultiParent::base_a1') when flattening base classes",

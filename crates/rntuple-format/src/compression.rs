@@ -41,6 +41,20 @@ pub fn decompress(src: &[u8], uncompressed_len: usize, what: &Location) -> Resul
     Ok(dst)
 }
 
+/// The allocation guard of every read (DESIGN.md "Untrusted input"): an
+/// envelope or page of `stored` bytes that claims to inflate to `unpacked`
+/// bytes is refused before anything is allocated when the claim exceeds
+/// [`MAX_EXPANSION_RATIO`] × `stored` + [`EXPANSION_SLACK`] or the address
+/// space. Returns `unpacked` as a buffer length.
+pub fn guard_expansion(stored: u64, unpacked: u64, what: &Location) -> Result<usize> {
+    let limit = stored.saturating_mul(MAX_EXPANSION_RATIO);
+    let refuse = || Error::WouldOverAllocate { requested: unpacked, limit, location: what.clone() };
+    if unpacked > limit.saturating_add(EXPANSION_SLACK) {
+        return Err(refuse());
+    }
+    usize::try_from(unpacked).map_err(|_| refuse())
+}
+
 /// Largest number of bytes `n` compressed bytes can decode to: every chunk
 /// header announces at most 16 MiB - 1 bytes and takes at least 10 bytes.
 fn max_expansion(n: usize) -> u64 {
@@ -327,6 +341,20 @@ mod tests {
 
     fn loc() -> Location {
         Location::new("test page", Some(1000))
+    }
+
+    #[test]
+    fn the_guard_refuses_what_the_stored_size_cannot_justify() {
+        // 10 stored bytes may claim 10 * 65536 + 1 MiB = 1_703_936 bytes, no more.
+        assert_eq!(guard_expansion(10, 1_703_936, &loc()).unwrap(), 1_703_936);
+        let e = guard_expansion(10, 1_703_937, &loc()).unwrap_err();
+        assert!(
+            matches!(&e, Error::WouldOverAllocate { requested: 1_703_937, limit: 655_360, location } if location.offset == Some(1000)),
+            "{e}"
+        );
+        assert!(matches!(guard_expansion(u64::MAX, u64::MAX, &loc()), Ok(_) | Err(Error::WouldOverAllocate { .. })));
+        assert_eq!(guard_expansion(0, 1 << 20, &loc()).unwrap(), 1 << 20);
+        assert!(guard_expansion(0, (1 << 20) + 1, &loc()).is_err());
     }
 
     fn sample(n: usize) -> Vec<u8> {

@@ -172,3 +172,99 @@ pub const ALGORITHM_OLD: u32 = 3;
 pub const ALGORITHM_LZ4: u32 = 4;
 /// Compression algorithm number: zstd.
 pub const ALGORITHM_ZSTD: u32 = 5;
+
+// ---------------------------------------------------------------------------
+// Format version (spec "Anchor schema": fVersionEpoch.Major.Minor.Patch)
+// ---------------------------------------------------------------------------
+
+/// Format version our writers stamp into the anchor (ROOT 6.40 writes
+/// 1.0.2.0); the write engine and the merger both use it.
+pub const FORMAT_VERSION: (u16, u16, u16, u16) = (1, 0, 2, 0);
+
+// ---------------------------------------------------------------------------
+// Security guards (DESIGN.md "Untrusted input"): not written into files, but
+// every path that reads bytes checks them, so they live here, once.
+// ---------------------------------------------------------------------------
+
+/// Largest ratio of uncompressed to stored bytes accepted for an envelope or
+/// a page before allocating (zstd's RLE blocks reach about 2^15; nothing real
+/// goes beyond). See [`crate::compression::guard_expansion`].
+pub const MAX_EXPANSION_RATIO: u64 = 1 << 16;
+/// Bytes any stored object may inflate to regardless of the ratio (tiny
+/// stored objects, e.g. pages of one repeated value).
+pub const EXPANSION_SLACK: u64 = 1 << 20;
+/// Most bytes of synthetic zeros (deferred columns, default values of a
+/// merge) produced for one column in one cluster; ROOT's clusters hold at
+/// most 1280 MiB.
+pub const MAX_ZERO_FILL_BYTES: u64 = 4 << 30;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// These values are written into files or guard every read: a change
+    /// breaks compatibility or security. The expected values are literals
+    /// from the specification and ROOT's sources, not the constants again.
+    #[test]
+    fn never_change_these_constants() {
+        assert_eq!((ENVELOPE_TYPE_HEADER, ENVELOPE_TYPE_FOOTER, ENVELOPE_TYPE_PAGE_LIST), (1, 2, 3));
+        assert_eq!((ENVELOPE_PREAMBLE_SIZE, ENVELOPE_CHECKSUM_SIZE), (8, 8));
+        assert_eq!(ENVELOPE_MAX_LENGTH, 0xFFFF_FFFF_FFFF);
+        assert_eq!((RECORD_FRAME_PREAMBLE_SIZE, LIST_FRAME_PREAMBLE_SIZE), (8, 12));
+        assert_eq!(FEATURE_FLAG_CONTINUATION, 0x8000_0000_0000_0000);
+        assert_eq!((LOCATOR_TYPE_LARGE, LOCATOR_TYPE_OBJECT64, LOCATOR_STANDARD_SIZE), (1, 2, 12));
+        assert_eq!([ROLE_LEAF, ROLE_COLLECTION, ROLE_RECORD, ROLE_VARIANT, ROLE_STREAMER], [0, 1, 2, 3, 4]);
+        assert_eq!(CLUSTER_FLAG_SHARDED, 1);
+        assert_eq!(SUPPRESSED_COLUMN_MARKER, -0x8000_0000_0000_0000);
+        let columns = [
+            COLUMN_BIT,
+            COLUMN_BYTE,
+            COLUMN_CHAR,
+            COLUMN_INT8,
+            COLUMN_UINT8,
+            COLUMN_INT16,
+            COLUMN_UINT16,
+            COLUMN_INT32,
+            COLUMN_UINT32,
+            COLUMN_INT64,
+            COLUMN_UINT64,
+            COLUMN_REAL16,
+            COLUMN_REAL32,
+            COLUMN_REAL64,
+            COLUMN_INDEX32,
+            COLUMN_INDEX64,
+            COLUMN_SWITCH,
+            COLUMN_SPLIT_INT16,
+            COLUMN_SPLIT_UINT16,
+            COLUMN_SPLIT_INT32,
+            COLUMN_SPLIT_UINT32,
+            COLUMN_SPLIT_INT64,
+            COLUMN_SPLIT_UINT64,
+            COLUMN_SPLIT_REAL16,
+            COLUMN_SPLIT_REAL32,
+            COLUMN_SPLIT_REAL64,
+            COLUMN_SPLIT_INDEX32,
+            COLUMN_SPLIT_INDEX64,
+            COLUMN_REAL32_TRUNC,
+            COLUMN_REAL32_QUANT,
+        ];
+        let expected: [u16; 30] = [
+            0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x11,
+            0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1A, 0x1B, 0x1C, 0x1D,
+        ];
+        assert_eq!(columns, expected);
+        assert_eq!((SWITCH_BITS, REAL32_TRUNC_BITS, REAL32_QUANT_BITS), (96, (10, 31), (1, 32)));
+        assert_eq!((COMPRESSION_HEADER_SIZE, COMPRESSION_MAX_CHUNK), (9, 16_777_215));
+        assert_eq!(TAG_ZLIB, [b'Z', b'L', 8]);
+        assert_eq!(TAG_OLD, [b'C', b'S', 8]);
+        assert_eq!(TAG_LZMA, [b'X', b'Z', 0]);
+        assert_eq!((TAG_LZ4, LZ4_MAJOR_VERSION, LZ4_CHECKSUM_SIZE), ([b'L', b'4'], 1, 8));
+        assert_eq!(TAG_ZSTD, [b'Z', b'S', 1]);
+        assert_eq!(
+            [ALGORITHM_GLOBAL, ALGORITHM_ZLIB, ALGORITHM_LZMA, ALGORITHM_OLD, ALGORITHM_LZ4, ALGORITHM_ZSTD],
+            [0, 1, 2, 3, 4, 5]
+        );
+        assert_eq!(FORMAT_VERSION, (1, 0, 2, 0));
+        assert_eq!((MAX_EXPANSION_RATIO, EXPANSION_SLACK, MAX_ZERO_FILL_BYTES), (65_536, 1_048_576, 4_294_967_296));
+    }
+}

@@ -5,16 +5,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use rntuple::{Descriptor, Schema};
-use rntuple_container::{Anchor, OpenOptions, RootFile};
-use rntuple_format::compression::decompress;
-use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
-use rntuple_format::model::{Footer, Header, PageList, StructuralRole, FIELD_FLAG_REPETITIVE};
-use rntuple_format::{Error, Location, Result};
-
-/// Largest ratio of an envelope's length to its size on disk accepted before
-/// allocating (the reader's bound).
-const MAX_ENVELOPE_EXPANSION: u64 = 1 << 16;
+use rntuple::container::{Anchor, OpenOptions, RootFile};
+use rntuple::format::model::{Footer, Header, PageList};
+use rntuple::format::{Error, Result};
+use rntuple::{field_multipliers, load_envelopes, Checks, Descriptor, Envelopes, Schema};
 
 /// One RNTuple with its envelopes as stored and its merged descriptor.
 #[derive(Debug, Clone)]
@@ -56,67 +50,14 @@ pub fn resolve_name(root: &RootFile, file: &str, name: Option<&str>) -> Result<S
     }
 }
 
-/// Reads an envelope of `size` bytes on disk at `offset` that inflates to
-/// `length` bytes.
-pub fn read_envelope(
-    root: &RootFile,
-    offset: u64,
-    size: u64,
-    length: u64,
-    max_key: u64,
-    what: &str,
-) -> Result<Vec<u8>> {
-    let raw = root.read_payload(offset, size, max_key).map_err(|e| e.within(what))?;
-    if size == length {
-        return Ok(raw);
-    }
-    if length > size.saturating_mul(MAX_ENVELOPE_EXPANSION).saturating_add(1 << 20) {
-        return Err(Error::WouldOverAllocate {
-            requested: length,
-            limit: size.saturating_mul(MAX_ENVELOPE_EXPANSION),
-            location: Location::new(what, Some(offset)),
-        });
-    }
-    decompress(&raw, length as usize, &Location::new(what, Some(offset)))
-}
-
 /// Reads and checks anchor, header, footer and page lists of the RNTuple
-/// `name` (checksums when `verify`), and merges them into a descriptor.
+/// `name` (checksums when `verify`) through the engine's loader
+/// ([`rntuple::load_envelopes`]), and merges them into a descriptor.
 pub fn load(root: Arc<RootFile>, file: &str, name: &str, verify: bool) -> Result<Loaded> {
-    let anchor = root.anchor(name)?;
-    let mk = anchor.max_key_size;
-    let at = |what: &str, offset: u64| format!("{what} at file offset {offset}");
-    let hbytes =
-        read_envelope(&root, anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, "header envelope")?;
-    let header = parse_header(&hbytes, verify).map_err(|e| e.within(&at("header envelope", anchor.seek_header)))?;
-    let hsum = header_checksum(&hbytes)?;
-    drop(hbytes);
-    let fbytes =
-        read_envelope(&root, anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope")?;
-    let footer = parse_footer(&fbytes, verify).map_err(|e| e.within(&at("footer envelope", anchor.seek_footer)))?;
-    if verify && footer.header_checksum != hsum {
-        return Err(Error::ChecksumMismatch {
-            stored: footer.header_checksum,
-            computed: hsum,
-            location: Location::new("header checksum recorded in the footer envelope", Some(anchor.seek_footer)),
-        });
-    }
-    let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
-    for (g, cg) in footer.cluster_groups.iter().enumerate() {
-        let what = format!("page list envelope of cluster group {g}");
-        let l = cg.page_list;
-        let bytes = read_envelope(&root, l.locator.offset, l.locator.size, l.length, mk, &what)?;
-        let pl =
-            parse_page_list(&bytes, verify).map_err(|e| e.within(&what).within(&at("envelope", l.locator.offset)))?;
-        if verify && pl.header_checksum != hsum {
-            return Err(Error::ChecksumMismatch {
-                stored: pl.header_checksum,
-                computed: hsum,
-                location: Location::new(format!("header checksum recorded in the {what}"), Some(l.locator.offset)),
-            });
-        }
-        page_lists.push(pl);
-    }
+    let key = root.find_key(name)?;
+    let mut envelopes = load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: verify })?;
+    let page_lists = envelopes.take_page_lists()?;
+    let Envelopes { anchor, header_checksum, header, footer, .. } = envelopes;
     let descriptor = Descriptor::new(header.clone(), footer.clone(), page_lists.clone())?;
     let schema = Schema::from_descriptor(&descriptor)?;
     Ok(Loaded {
@@ -124,7 +65,7 @@ pub fn load(root: Arc<RootFile>, file: &str, name: &str, verify: bool) -> Result
         root,
         name: name.to_string(),
         anchor,
-        header_checksum: hsum,
+        header_checksum,
         header,
         footer,
         page_lists,
@@ -133,8 +74,9 @@ pub fn load(root: Arc<RootFile>, file: &str, name: &str, verify: bool) -> Result
     })
 }
 
-/// Facts about the field tree of a descriptor that the tools need, computed
-/// once. Call only on a descriptor whose schema built (no parent cycles).
+/// Facts about the field tree that the tools need, by field id, read off the
+/// schema's tree ([`rntuple::Schema`]) and the engine's multipliers
+/// ([`rntuple::field_multipliers`]).
 #[derive(Debug, Clone)]
 pub struct FieldFacts {
     /// Dotted path of every field (`"Muon.pt"`), by field id.
@@ -149,42 +91,28 @@ pub struct FieldFacts {
 }
 
 impl FieldFacts {
-    pub fn new(d: &Descriptor) -> Self {
-        let n = d.fields.len();
-        let mut path = vec![String::new(); n];
-        let mut top = vec![0u32; n];
-        let mut multiplier = vec![None; n];
-        for id in 0..n {
-            let mut names = Vec::new();
-            let mut m: Option<u64> = Some(1);
-            let mut f = id;
-            // Bounded walk up the parent chain (a cycle cannot loop for ever).
-            for step in 0..=n {
-                let fd = &d.fields[f];
-                names.push(fd.name.as_str());
-                let reps = if fd.flags & FIELD_FLAG_REPETITIVE != 0 { fd.array_size.unwrap_or(1).max(1) } else { 1 };
-                m = m.and_then(|m| m.checked_mul(reps));
-                if step > 0 && matches!(fd.role, StructuralRole::Collection | StructuralRole::Variant) {
-                    m = None;
+    /// The facts of the `num_fields` fields of `schema`'s descriptor.
+    pub fn new(schema: &Schema, num_fields: usize) -> Self {
+        let mut path = vec![String::new(); num_fields];
+        let mut top = vec![0u32; num_fields];
+        for root in &schema.fields {
+            let mut nodes = Vec::new();
+            root.walk("", &mut nodes);
+            for (p, node) in nodes {
+                if let (Some(slot), Some(t)) = (path.get_mut(node.id as usize), top.get_mut(node.id as usize)) {
+                    *slot = p;
+                    *t = root.id;
                 }
-                let p = fd.parent_id as usize;
-                if p == f || p >= n {
-                    break;
-                }
-                f = p;
             }
-            names.reverse();
-            path[id] = names.join(".");
-            top[id] = f as u32;
-            multiplier[id] = m;
         }
-        Self { path, top, multiplier }
+        Self { path, top, multiplier: field_multipliers(schema, num_fields) }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rntuple::format::model::{StructuralRole, FIELD_FLAG_REPETITIVE};
     use std::path::PathBuf;
 
     fn data(name: &str) -> PathBuf {
@@ -196,7 +124,7 @@ mod tests {
         let file = data("test_stl_containers_rntuple_v1-0-0-0.root");
         let root = open_root(&file, true).unwrap();
         let l = load(root, "f", "ntuple", true).unwrap();
-        let facts = FieldFacts::new(&l.descriptor);
+        let facts = FieldFacts::new(&l.schema, l.descriptor.fields.len());
         for (id, f) in l.descriptor.fields.iter().enumerate() {
             let top = facts.top[id] as usize;
             assert_eq!(l.descriptor.fields[top].parent_id as usize, top);

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use rntuple_container::RootFile;
+use rntuple::container::RootFile;
 use rntuple_tools::inspect::{json::to_json, table};
 use rntuple_tools::inspect_file;
 

@@ -13,12 +13,12 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int16Type;
 use arrow_array::{Array, RecordBatch};
 use common::*;
+use rntuple::format::Error;
 use rntuple::RNTupleFile;
-use rntuple_format::Error;
 use rntuple_tools::verify::{verify_file, VerifyOptions};
 use rntuple_tools::{is_interrupted, merge, MergeMode, MergeOptions, MergeSummary, NoProgress, Progress};
 
-fn run(out: &Path, inputs: &[&PathBuf], options: &MergeOptions) -> rntuple_format::Result<MergeSummary> {
+fn run(out: &Path, inputs: &[&PathBuf], options: &MergeOptions) -> rntuple::format::Result<MergeSummary> {
     let inputs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
     merge(out, &inputs, options, &NoProgress)
 }
@@ -242,7 +242,7 @@ fn refused_arguments_leave_files_alone() {
     std::fs::create_dir_all(&dir).expect("dir");
     let out = dir.join("out.root");
     std::fs::write(&out, b"precious").expect("write");
-    let msg = |r: rntuple_format::Result<MergeSummary>| r.expect_err("must fail").to_string();
+    let msg = |r: rntuple::format::Result<MergeSummary>| r.expect_err("must fail").to_string();
 
     let e = msg(run(&out, &[&a], &MergeOptions::default()));
     assert!(e.contains("exists"), "{e}");

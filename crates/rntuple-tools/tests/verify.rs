@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use common::*;
-use rntuple_format::checksum::xxh3_64;
-use rntuple_format::envelope::{parse_page_list, write_page_list};
+use rntuple::format::checksum::xxh3_64;
+use rntuple::format::envelope::{parse_page_list, write_page_list};
 use rntuple_tools::verify::{verify_file, FileReport, VerifyOptions};
 use rntuple_tools::{inspect_file, NoProgress, Progress};
 
@@ -189,7 +189,7 @@ fn flipped_bytes_and_truncations_never_panic_and_checksummed_flips_are_found() {
 
 /// Rewrites, in place, the page list of cluster group `g` of an uncompressed
 /// file (same length), after `edit` changed it.
-fn edit_page_list(path: &Path, edit: impl FnOnce(&mut rntuple_format::model::PageList)) {
+fn edit_page_list(path: &Path, edit: impl FnOnce(&mut rntuple::format::model::PageList)) {
     let mut bytes = std::fs::read(path).expect("read");
     let i = inspect_file(path, None, true).expect("inspect");
     let g = &i.rntuples[0].cluster_groups[0].page_list;

@@ -19,14 +19,19 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+/// The container layer (TFile embedding, storage), for the tools.
+pub use rntuple_container as container;
 pub use rntuple_container::{Anchor, KeyInfo, RootFile};
-use rntuple_format::compression::decompress;
-use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
+/// The format layer (the bytes of the spec), for the tools.
+pub use rntuple_format as format;
 pub use rntuple_format::{Error, Location, Result};
 
 pub use attributes::{AttributeRange, AttributeSet, AttributeSetLink};
 pub use descriptor::{ClusterInfo, Descriptor};
-pub use read::{IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
+pub use read::{
+    check_page_checksum, field_multipliers, load_envelopes, load_from_anchor, new_anchor, read_envelope, stored_size,
+    unseal_page, Checks, Envelopes, Found, IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
+};
 pub use schema::{FieldKind, FieldNode, Schema};
 pub use write::{write_batches, FieldOverride, Projection, RNTupleWriter, RealEncoding, WriteOptions};
 
@@ -123,70 +128,29 @@ pub struct RNTuple {
     attribute_sets: Vec<AttributeSetLink>,
 }
 
-fn read_envelope(root: &RootFile, offset: u64, size: u64, length: u64, max_key: u64, what: &str) -> Result<Vec<u8>> {
-    let raw = root.read_payload(offset, size, max_key).map_err(|e| e.within(what))?;
-    if size == length {
-        return Ok(raw);
-    }
-    if length > size.saturating_mul(1 << 16).saturating_add(1 << 20) {
-        return Err(Error::WouldOverAllocate {
-            requested: length,
-            limit: size.saturating_mul(1 << 16),
-            location: Location::new(what, Some(offset)),
-        });
-    }
-    decompress(&raw, length as usize, &Location::new(what, Some(offset)))
-}
-
 impl RNTuple {
     fn open(root: Arc<RootFile>, path: &str, options: ReadOptions) -> Result<Self> {
-        let anchor = root.anchor(path)?;
-        Self::open_anchor(root, path, anchor, options)
+        let key = root.find_key(path)?;
+        let checks = &mut Checks::Stop { verify_checksums: options.verify_checksums };
+        Self::from_envelopes(root.clone(), path, load_envelopes(&root, &key, checks)?, options)
     }
 
-    /// Opens the RNTuple of `anchor` (found by path, or through a linked
-    /// attribute set's locator); `path` names it.
+    /// Opens the RNTuple of `anchor` found through a linked attribute set's
+    /// locator; `path` names it.
     fn open_anchor(root: Arc<RootFile>, path: &str, anchor: Anchor, options: ReadOptions) -> Result<Self> {
-        let mk = anchor.max_key_size;
+        let checks = &mut Checks::Stop { verify_checksums: options.verify_checksums };
+        Self::from_envelopes(root.clone(), path, load_from_anchor(&root, anchor, checks)?, options)
+    }
+
+    fn from_envelopes(root: Arc<RootFile>, path: &str, mut envelopes: Envelopes, options: ReadOptions) -> Result<Self> {
         let verify = options.verify_checksums;
-        let hbytes =
-            read_envelope(&root, anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, "header envelope")?;
-        let header = parse_header(&hbytes, verify).map_err(|e| {
-            e.within("header envelope").within(&format!("envelope at file offset {}", anchor.seek_header))
-        })?;
-        let fbytes =
-            read_envelope(&root, anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope")?;
-        let mut footer = parse_footer(&fbytes, verify).map_err(|e| {
-            e.within("footer envelope").within(&format!("envelope at file offset {}", anchor.seek_footer))
-        })?;
-        let hsum = header_checksum(&hbytes)?;
-        if verify && footer.header_checksum != hsum {
-            return Err(Error::ChecksumMismatch {
-                stored: footer.header_checksum,
-                computed: hsum,
-                location: Location::new("header checksum recorded in the footer envelope", Some(anchor.seek_footer)),
-            });
-        }
-        let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
-        for (g, cg) in footer.cluster_groups.iter().enumerate() {
-            let what = format!("page list envelope of cluster group {g}");
-            let l = cg.page_list;
-            let bytes = read_envelope(&root, l.locator.offset, l.locator.size, l.length, mk, &what)?;
-            let pl = parse_page_list(&bytes, verify)
-                .map_err(|e| e.within(&what).within(&format!("envelope at file offset {}", l.locator.offset)))?;
-            if verify && pl.header_checksum != hsum {
-                return Err(Error::ChecksumMismatch {
-                    stored: pl.header_checksum,
-                    computed: hsum,
-                    location: Location::new(format!("header checksum recorded in the {what}"), Some(l.locator.offset)),
-                });
-            }
-            page_lists.push(pl);
-        }
+        let page_lists = envelopes.take_page_lists()?;
+        let Envelopes { anchor, header, mut footer, .. } = envelopes;
+        let mk = anchor.max_key_size;
         let attribute_sets = std::mem::take(&mut footer.attribute_sets);
         let desc = Arc::new(Descriptor::new(header, footer, page_lists)?);
         let schema = Schema::from_descriptor(&desc)?;
-        let column_multiplier = read::column_multipliers(&schema, desc.columns.len());
+        let column_multiplier = read::column_multipliers(&schema, desc.fields.len(), desc.columns.len());
         let source = PageSource {
             file: root,
             desc,

@@ -17,8 +17,8 @@ pub mod table;
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
-use rntuple_format::model::{ColumnDescriptor, ColumnType};
-use rntuple_format::Result;
+use rntuple::format::model::{ColumnDescriptor, ColumnType};
+use rntuple::format::Result;
 
 use crate::load::{load, open_root, FieldFacts, Loaded};
 
@@ -265,7 +265,7 @@ fn packed(n: u64, bits: u16) -> u64 {
 /// The report of one loaded RNTuple.
 pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
     let d = &l.descriptor;
-    let facts = FieldFacts::new(d);
+    let facts = FieldFacts::new(&l.schema, d.fields.len());
     let ncols = d.columns.len();
 
     struct Acc {
@@ -376,7 +376,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
                 id: id as u32,
                 name: f.name.clone(),
                 type_name: f.type_name.clone(),
-                projected: f.flags & rntuple_format::model::FIELD_FLAG_PROJECTED != 0,
+                projected: f.flags & rntuple::format::model::FIELD_FLAG_PROJECTED != 0,
                 num_subfields: 0,
                 num_columns: 0,
                 num_pages: 0,

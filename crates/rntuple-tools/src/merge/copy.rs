@@ -13,13 +13,15 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use rntuple::container::FileWriter;
 use rntuple::descriptor::ClusterInfo;
-use rntuple_container::FileWriter;
-use rntuple_format::checksum::xxh3_64;
-use rntuple_format::column::{decode_page, encode_page, ColumnSpec, ColumnValues};
-use rntuple_format::compression::{compress, decompress};
-use rntuple_format::model::{ColumnPageRange, Locator, PageDescriptor};
-use rntuple_format::{Error, Location, Result};
+use rntuple::format::checksum::xxh3_64;
+use rntuple::format::column::{decode_page, encode_page, ColumnSpec, ColumnValues};
+use rntuple::format::compression::{compress, Decompressor};
+use rntuple::format::constants::MAX_ZERO_FILL_BYTES;
+use rntuple::format::model::{ColumnPageRange, Locator, PageDescriptor};
+use rntuple::format::{Error, Location, Result};
+use rntuple::{check_page_checksum, unseal_page, Checks};
 
 use super::plan::Plan;
 use crate::load::Loaded;
@@ -33,12 +35,6 @@ const GAP: u64 = 256 << 10;
 const FLUSH: u64 = 16 << 20;
 /// Packed bytes of one page of zeros (ROOT's merger uses 256 KiB too).
 const ZERO_PAGE_BYTES: u64 = 256 << 10;
-/// Largest uncompressed/compressed ratio of a page accepted before allocating.
-const MAX_COMPRESSION_RATIO: u64 = 1 << 16;
-/// Most bytes of default values (zeros) written for one column in one
-/// cluster (the reader's bound on synthetic zeros; ROOT's clusters hold at
-/// most 1280 MiB).
-const MAX_ZERO_BYTES: u64 = 4 << 30;
 
 /// Counts of what happened to pages.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -217,7 +213,7 @@ impl PageJob {
     }
 }
 
-fn spec_of(c: &rntuple_format::model::ColumnDescriptor) -> Result<ColumnSpec> {
+fn spec_of(c: &rntuple::format::model::ColumnDescriptor) -> Result<ColumnSpec> {
     ColumnSpec::from_descriptor(c)
 }
 
@@ -322,10 +318,10 @@ pub(crate) fn merge_cluster(
             _ => 0,
         };
         if zeros > 0 {
-            if dst.packed_size(zeros) > MAX_ZERO_BYTES {
+            if dst.packed_size(zeros) > MAX_ZERO_FILL_BYTES {
                 return Err(Error::WouldOverAllocate {
                     requested: dst.packed_size(zeros),
-                    limit: MAX_ZERO_BYTES,
+                    limit: MAX_ZERO_FILL_BYTES,
                     location: Location::new(format!("default values of {}", where_(oc)), None),
                 });
             }
@@ -430,23 +426,13 @@ fn process(
         let stored = job.stored();
         let at = (job.page.locator.offset - base) as usize;
         let bytes = &buf[at..at + stored as usize];
-        if ctx.verify_checksums && job.page.has_checksum {
-            let size = job.page.locator.size as usize;
-            let mut sum = [0u8; 8];
-            sum.copy_from_slice(&bytes[size..]);
-            let stored_sum = u64::from_le_bytes(sum);
-            let computed = xxh3_64(&bytes[..size]);
-            if stored_sum != computed {
-                return Err(Error::ChecksumMismatch {
-                    stored: stored_sum,
-                    computed,
-                    location: Location::new(
-                        format!("page {} of column {} in cluster {} of {}", job.index, job.ic, cluster.id, input.file),
-                        Some(job.page.locator.offset),
-                    ),
-                });
-            }
-        }
+        let location = || {
+            Location::new(
+                format!("page {} of column {} in cluster {} of {}", job.index, job.ic, cluster.id, input.file),
+                Some(job.page.locator.offset),
+            )
+        };
+        check_page_checksum(bytes, &job.page, &mut Checks::Stop { verify_checksums: ctx.verify_checksums }, &location)?;
         ctx.progress.advance(stored);
         match &job.reseal {
             None => {
@@ -510,23 +496,13 @@ fn reseal(
     dst: &ColumnSpec,
     target: u32,
 ) -> Result<(Vec<u8>, u64)> {
-    let size = p.locator.size;
-    let raw = &stored[..size as usize];
     let n = u64::from(p.num_elements);
-    let unpacked = src.packed_size(n);
     let location = || Location::new("page", Some(p.locator.offset));
-    if unpacked > size.saturating_mul(MAX_COMPRESSION_RATIO).saturating_add(1 << 20) {
-        return Err(Error::WouldOverAllocate {
-            requested: unpacked,
-            limit: size.saturating_mul(MAX_COMPRESSION_RATIO),
-            location: location(),
-        });
-    }
-    let data: Cow<'_, [u8]> = if unpacked == size {
-        Cow::Borrowed(raw)
-    } else {
-        Cow::Owned(decompress(raw, unpacked as usize, &location())?)
-    };
+    // The checksum was checked when the page was read.
+    let mut checks = Checks::Stop { verify_checksums: false };
+    let mut buf = Vec::new();
+    let data = unseal_page(stored, p, src.packed_size(n), &mut checks, &location, &mut Decompressor::new(), &mut buf)?;
+    let data: Cow<'_, [u8]> = Cow::Borrowed(data);
     let data: Cow<'_, [u8]> = if src.column_type != dst.column_type || src.bits_on_storage != dst.bits_on_storage {
         let mut values = ColumnValues::for_column(src.column_type)?;
         decode_page(src, &data, n as usize, &mut values)?;
@@ -565,7 +541,8 @@ fn parallel<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R +
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rntuple_format::model::ColumnType;
+    use rntuple::format::compression::decompress;
+    use rntuple::format::model::ColumnType;
 
     #[test]
     fn reseal_re_encodes_and_recompresses() {

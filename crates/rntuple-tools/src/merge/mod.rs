@@ -22,20 +22,16 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use rntuple_container::write::{FileWriter, WriterOptions};
-use rntuple_container::Anchor;
-use rntuple_format::compression::compress;
-use rntuple_format::envelope::{write_footer, write_header, write_page_list};
-use rntuple_format::model::{ClusterGroupDescriptor, ClusterSummary, EnvelopeLink, Footer, Locator, PageList};
-use rntuple_format::{Error, Result};
+use rntuple::container::write::{FileWriter, WriterOptions};
+use rntuple::format::compression::compress;
+use rntuple::format::envelope::{write_footer, write_header, write_page_list};
+use rntuple::format::model::{ClusterGroupDescriptor, ClusterSummary, EnvelopeLink, Footer, Locator, PageList};
+use rntuple::format::{Error, Result};
 
 pub use copy::PageStats;
 
 use crate::load::{load, open_root, resolve_name, Loaded};
 use crate::progress::{check, Progress};
-
-/// Anchor version written (ROOT 6.40 writes 1.0.2.0, as the write engine does).
-const FORMAT_VERSION: (u16, u16, u16, u16) = (1, 0, 2, 0);
 
 /// How inputs with different schemas are merged (ROOT's `ENTupleMergingMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -329,20 +325,7 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
     };
     let (fbytes, _) = write_footer(&footer)?;
     let footer_link = blob(&mut sink, &fbytes)?;
-    let (version_epoch, version_major, version_minor, version_patch) = FORMAT_VERSION;
-    let anchor = Anchor {
-        version_epoch,
-        version_major,
-        version_minor,
-        version_patch,
-        seek_header: header.locator.offset,
-        nbytes_header: header.locator.size,
-        len_header: header.length,
-        seek_footer: footer_link.locator.offset,
-        nbytes_footer: footer_link.locator.size,
-        len_footer: footer_link.length,
-        max_key_size: sink.file.max_key_size(),
-    };
+    let anchor = rntuple::new_anchor(&header, &footer_link, sink.file.max_key_size());
     check(progress, "merge")?;
     sink.file.write_anchor(&name, &anchor)?;
     let stats = sink.stats;

@@ -23,12 +23,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rntuple::Descriptor;
-use rntuple_format::model::{
+use rntuple::format::model::{
     AliasColumnDescriptor, ColumnDescriptor, ColumnType, FieldDescriptor, Header, SchemaDescription, StructuralRole,
     COLUMN_FLAG_DEFERRED, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE,
 };
-use rntuple_format::{Error, Result};
+use rntuple::format::{Error, Result};
+use rntuple::{Descriptor, Schema};
 
 use super::MergeMode;
 use crate::load::{FieldFacts, Loaded};
@@ -264,6 +264,7 @@ fn add_subtree(
     d: &Descriptor,
     s: usize,
     src_kids: &[Vec<usize>],
+    src_facts: &FieldFacts,
     out: &mut Out,
     first_entry: u64,
     fmap: &mut HashMap<usize, usize>,
@@ -296,19 +297,6 @@ fn add_subtree(
         out.fields.push(fd.clone());
         out.extension.fields.push(fd);
     }
-    // Multipliers of the new fields, to set the deferred columns' first element.
-    let facts = FieldFacts::new(&Descriptor {
-        name: String::new(),
-        description: String::new(),
-        writer: String::new(),
-        fields: out.fields.clone(),
-        columns: Vec::new(),
-        alias_columns: Vec::new(),
-        num_header_fields: 0,
-        num_header_columns: 0,
-        clusters: Vec::new(),
-        num_cluster_groups: 0,
-    });
     let new: HashSet<usize> = order.iter().copied().collect();
     let mut first_of_rep: HashSet<(usize, u16)> = HashSet::new();
     for (c, cd) in d.columns.iter().enumerate() {
@@ -322,7 +310,8 @@ fn add_subtree(
         // (ROOT's RFieldBase::ConnectPageSink); secondary representations of a
         // late field are deferred and suppressed (negative first element).
         let first = first_of_rep.insert((of, cd.representation_index));
-        let start = match (first, facts.multiplier[of]) {
+        // The subtree is top-level in both: its multipliers are the input's.
+        let start = match (first, src_facts.multiplier.get(cd.field_id as usize).copied().flatten()) {
             (true, Some(m)) => first_entry.saturating_mul(m),
             _ => 0,
         };
@@ -374,10 +363,10 @@ pub(crate) fn plan(inputs: &[Loaded], mode: MergeMode, writer: String) -> Result
         };
         let out_kids = children_of(&out.fields);
         let out_reps = reps_of(out.fields.len(), &out.columns);
-        let out_facts = FieldFacts::new(&out.descriptor(&header));
+        let out_facts = FieldFacts::new(&Schema::from_descriptor(&out.descriptor(&header))?, out.fields.len());
         let src_kids = children_of(&d.fields);
         let src_reps = reps_of(d.fields.len(), &d.columns);
-        let src_facts = FieldFacts::new(d);
+        let src_facts = FieldFacts::new(&input.schema, d.fields.len());
         let out_top: HashMap<String, usize> =
             top_level(&out.fields).into_iter().map(|i| (out.fields[i].name.clone(), i)).collect();
         let src_top: Vec<usize> = top_level(&d.fields);
@@ -439,7 +428,7 @@ pub(crate) fn plan(inputs: &[Loaded], mode: MergeMode, writer: String) -> Result
                         extra.iter().copied().filter(|&s| d.fields[s].flags & FIELD_FLAG_PROJECTED == 0).collect();
                     order.extend(extra.iter().copied().filter(|&s| d.fields[s].flags & FIELD_FLAG_PROJECTED != 0));
                     for s in order {
-                        add_subtree(d, s, &src_kids, &mut out, entries, &mut fmap, &mut map)
+                        add_subtree(d, s, &src_kids, &src_facts, &mut out, entries, &mut fmap, &mut map)
                             .map_err(|e| context(e.to_string()))?;
                         added.push(format!("{} (from {}, entry {entries})", d.fields[s].name, input.file));
                     }
@@ -477,7 +466,7 @@ pub(crate) fn plan(inputs: &[Loaded], mode: MergeMode, writer: String) -> Result
     }
 
     let desc = out.descriptor(&header);
-    let facts = FieldFacts::new(&desc);
+    let facts = FieldFacts::new(&Schema::from_descriptor(&desc)?, desc.fields.len());
     let reps = reps_of(out.fields.len(), &out.columns);
     let mut pos_of = vec![(0usize, 0usize); out.columns.len()];
     for cols in reps.iter().flatten() {

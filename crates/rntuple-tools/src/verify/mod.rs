@@ -38,12 +38,11 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use rntuple_container::{Anchor, KeyInfo, LocalFile, OpenOptions, RootFile};
-use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
-use rntuple_format::model::{Footer, Header, PageList};
-use rntuple_format::{Error, Location};
+use rntuple::container::{Anchor, KeyInfo, LocalFile, OpenOptions, RootFile};
+use rntuple::format::model::{Footer, Header, PageList};
+use rntuple::format::Error;
+use rntuple::{load_envelopes, Checks, Found};
 
-use crate::load::read_envelope;
 use crate::progress::Progress;
 
 /// What to check.
@@ -172,17 +171,7 @@ impl Reporter<'_> {
             _ => at.check,
         };
         let offset = error_offset(e).or(at.offset);
-        self.add(Problem {
-            file: self.report.file.clone(),
-            rntuple: None,
-            field: at.field,
-            column: at.column,
-            cluster: at.cluster,
-            page: at.page,
-            offset,
-            check,
-            message: e.to_string(),
-        });
+        self.structure(Where { check, offset, ..at }, e.to_string());
     }
 
     /// A problem of a structural check.
@@ -338,121 +327,28 @@ pub(crate) struct Envelopes {
     pub(crate) page_lists: Vec<Option<PageList>>,
 }
 
-/// Parses with the checksum; on a mismatch reports it and parses again
-/// without, so that the other checks still run.
-fn parse_checked<T>(r: &mut Reporter<'_>, at: Where, parse: impl Fn(bool) -> rntuple_format::Result<T>) -> Option<T> {
-    match parse(true) {
-        Ok(v) => Some(v),
-        Err(e @ Error::ChecksumMismatch { .. }) => {
-            r.error(&e, at.clone());
-            match parse(false) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    r.error(&e, at);
-                    None
-                }
-            }
-        }
-        Err(e) => {
-            r.error(&e, at);
-            None
-        }
-    }
-}
-
+/// Loads the envelopes through the engine's loader in its report-and-go-on
+/// mode: every problem is reported, a checksum mismatch does not stop the
+/// checks that follow it.
 fn read_envelopes(root: &RootFile, key: &KeyInfo, r: &mut Reporter<'_>) -> Option<Envelopes> {
-    let at_anchor = Where::check("anchor").at(key.payload_offset());
-    let bytes = match root.read_object(key) {
-        Ok(b) => b,
-        Err(e) => {
-            r.error(&e, at_anchor);
-            return None;
-        }
+    let mut report = |f: Found| {
+        let mut at = Where::check(f.check);
+        at.offset = f.offset;
+        r.error(&f.error, at);
     };
-    let location = Location::new(format!("RNTuple anchor '{}'", key.path), Some(key.payload_offset()));
-    let anchor = parse_checked(r, at_anchor, |verify| Anchor::parse(&bytes, verify, &location))?;
-    let mk = anchor.max_key_size;
-
-    let at = Where::check("envelope").at(anchor.seek_header);
-    let hbytes =
-        match read_envelope(root, anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, "header envelope") {
-            Ok(b) => b,
-            Err(e) => {
-                r.error(&e, at);
-                return None;
-            }
-        };
-    let header = parse_checked(r, at.clone(), |verify| {
-        parse_header(&hbytes, verify)
-            .map_err(|e| e.within(&format!("header envelope at file offset {}", anchor.seek_header)))
-    })?;
-    let hsum = match header_checksum(&hbytes) {
-        Ok(s) => s,
-        Err(e) => {
-            r.error(&e, at);
-            return None;
+    let loaded = load_envelopes(root, key, &mut Checks::Report(&mut report)).ok()?;
+    for (g, (cg, pl)) in loaded.footer.cluster_groups.iter().zip(&loaded.page_lists).enumerate() {
+        if let Some(pl) = pl {
+            check_group(cg, pl, g, cg.page_list.locator.offset, r);
         }
-    };
-    drop(hbytes);
-
-    let at = Where::check("envelope").at(anchor.seek_footer);
-    let fbytes =
-        match read_envelope(root, anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, "footer envelope") {
-            Ok(b) => b,
-            Err(e) => {
-                r.error(&e, at);
-                return None;
-            }
-        };
-    let footer = parse_checked(r, at.clone(), |verify| {
-        parse_footer(&fbytes, verify)
-            .map_err(|e| e.within(&format!("footer envelope at file offset {}", anchor.seek_footer)))
-    })?;
-    if footer.header_checksum != hsum {
-        r.structure(
-            Where::check("checksum").at(anchor.seek_footer),
-            format!(
-                "the footer quotes header checksum {:#018x}, the header envelope's is {hsum:#018x}",
-                footer.header_checksum
-            ),
-        );
     }
-
-    let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
-    for (g, cg) in footer.cluster_groups.iter().enumerate() {
-        let l = cg.page_list;
-        let what = format!("page list envelope of cluster group {g}");
-        let at = Where::check("envelope").at(l.locator.offset);
-        let pl = match read_envelope(root, l.locator.offset, l.locator.size, l.length, mk, &what) {
-            Ok(bytes) => parse_checked(r, at.clone(), |verify| {
-                parse_page_list(&bytes, verify)
-                    .map_err(|e| e.within(&what).within(&format!("envelope at file offset {}", l.locator.offset)))
-            }),
-            Err(e) => {
-                r.error(&e, at.clone());
-                None
-            }
-        };
-        if let Some(pl) = &pl {
-            if pl.header_checksum != hsum {
-                r.structure(
-                    Where::check("checksum").at(l.locator.offset),
-                    format!(
-                        "the {what} quotes header checksum {:#018x}, the header envelope's is {hsum:#018x}",
-                        pl.header_checksum
-                    ),
-                );
-            }
-            check_group(cg, pl, g, l.locator.offset, r);
-        }
-        page_lists.push(pl);
-    }
+    let rntuple::Envelopes { anchor, header, footer, page_lists, .. } = loaded;
     Some(Envelopes { anchor, anchor_key: key.clone(), header, footer, page_lists })
 }
 
 /// A cluster group's summary against the clusters of its page list.
 fn check_group(
-    cg: &rntuple_format::model::ClusterGroupDescriptor,
+    cg: &rntuple::format::model::ClusterGroupDescriptor,
     pl: &PageList,
     g: usize,
     offset: u64,

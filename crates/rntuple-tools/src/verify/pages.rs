@@ -4,22 +4,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use rntuple::container::RootFile;
 use rntuple::descriptor::{ClusterInfo, Descriptor};
+use rntuple::format::column::{decode_page, ColumnSpec, ColumnValues};
+use rntuple::format::compression::Decompressor;
+use rntuple::format::model::{ColumnDescriptor, ColumnPageRange, ColumnType, PageDescriptor};
+use rntuple::format::Location;
+use rntuple::{check_page_checksum, unseal_page, Checks, Found};
 use rntuple::{RNTupleFile, ReadOptions, Schema};
-use rntuple_container::RootFile;
-use rntuple_format::checksum::xxh3_64;
-use rntuple_format::column::{decode_page, ColumnSpec, ColumnValues};
-use rntuple_format::compression::decompress;
-use rntuple_format::model::{ColumnDescriptor, ColumnPageRange, ColumnType, PageDescriptor};
-use rntuple_format::{Error, Location};
 
 use super::structure::{check_cluster, ClusterData, Listing, Offsets, Tree};
 use super::{Envelopes, Reporter, VerifyOptions, Where};
 use crate::load::FieldFacts;
-
-/// Largest uncompressed/compressed ratio of a page accepted before
-/// allocating (the reader's bound).
-const MAX_COMPRESSION_RATIO: u64 = 1 << 16;
 
 /// Most page bytes read at once.
 const READ_BATCH: u64 = 32 << 20;
@@ -91,17 +87,21 @@ pub(super) fn verify_data(
     // Step 3: the descriptor and the schema (only with every page list).
     let complete = env.page_lists.iter().all(|p| p.is_some());
     let mut descriptor = None;
+    let mut facts = None;
     if complete {
         let lists: Vec<_> = env.page_lists.iter().flatten().cloned().collect();
         match Descriptor::new(env.header.clone(), env.footer.clone(), lists) {
             Ok(d) => match Schema::from_descriptor(&d) {
-                Ok(_) => descriptor = Some(d),
+                Ok(schema) => {
+                    facts = Some(FieldFacts::new(&schema, d.fields.len()));
+                    descriptor = Some(d);
+                }
                 Err(e) => r.error(&e, Where::check("schema")),
             },
             Err(e) => r.error(&e, Where::check("schema")),
         }
     }
-    let tree = descriptor.as_ref().map(Tree::new);
+    let tree = descriptor.as_ref().zip(facts.as_ref()).map(|(d, f)| Tree::new(d, f.clone()));
 
     // The clusters, from the descriptor (sorted, validated) or the page lists as they are.
     let views: Vec<ClusterView<'_>> = match &descriptor {
@@ -118,7 +118,6 @@ pub(super) fn verify_data(
     check_extents(root, env, &views, r);
 
     // Step 4 and 5: every page, cluster by cluster.
-    let facts = descriptor.as_ref().map(FieldFacts::new);
     let field_of = |c: usize| -> Option<String> {
         let f = columns.get(c)?.field_id as usize;
         facts.as_ref().and_then(|x| x.path.get(f).cloned())
@@ -300,55 +299,38 @@ fn check_pages(
     out
 }
 
-/// Checksum, decompression and decoding of one page; appends the values to
-/// `out` when given. Returns false when a problem was found.
+/// Checksum, decompression and decoding of one page (the engine's page
+/// pipeline, [`rntuple::unseal_page`], reporting and going on); appends the
+/// values to `out` when given. Returns false when a problem was found.
 fn check_page(
     spec: Option<&ColumnSpec>,
     p: &PageDescriptor,
-    mut raw: Vec<u8>,
+    raw: Vec<u8>,
     out: &mut Option<ColumnValues>,
     at: &Where,
     r: &mut Reporter<'_>,
 ) -> bool {
     let mut ok = true;
-    let size = p.locator.size as usize;
-    if p.has_checksum {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&raw[size..]);
-        raw.truncate(size);
-        let stored = u64::from_le_bytes(b);
-        let computed = xxh3_64(&raw);
-        if stored != computed {
-            let e = Error::ChecksumMismatch {
-                stored,
-                computed,
-                location: Location::new("page", Some(p.locator.offset + size as u64)),
-            };
-            r.error(&e, at.clone());
-            ok = false;
-        }
-    }
-    let Some(spec) = spec else { return false };
-    let n = u64::from(p.num_elements);
-    let unpacked = spec.packed_size(n);
-    if unpacked > p.locator.size.saturating_mul(MAX_COMPRESSION_RATIO).saturating_add(1 << 20) {
-        let e = Error::WouldOverAllocate {
-            requested: unpacked,
-            limit: p.locator.size.saturating_mul(MAX_COMPRESSION_RATIO),
-            location: Location::new(format!("page of {n} elements"), Some(p.locator.offset)),
-        };
-        r.error(&e, Where { check: "size", ..at.clone() });
+    let location = || Location::new("page", Some(p.locator.offset));
+    let mut report = |f: Found| {
+        ok = false;
+        r.error(&f.error, at.clone());
+    };
+    let mut checks = Checks::Report(&mut report);
+    let Some(spec) = spec else {
+        // Reports a mismatch; nothing else can fail.
+        let _ = check_page_checksum(&raw, p, &mut checks, &location);
         return false;
-    }
-    let bytes = if unpacked == p.locator.size {
-        raw
-    } else {
-        match decompress(&raw, unpacked as usize, &Location::new("page", Some(p.locator.offset))) {
-            Ok(b) => b,
-            Err(e) => {
-                r.error(&e, at.clone());
-                return false;
-            }
+    };
+    let n = u64::from(p.num_elements);
+    let mut buf = Vec::new();
+    let unsealed =
+        unseal_page(&raw, p, spec.packed_size(n), &mut checks, &location, &mut Decompressor::new(), &mut buf);
+    let bytes = match unsealed {
+        Ok(b) => b,
+        Err(e) => {
+            r.error(&e, at.clone());
+            return false;
         }
     };
     let mut tmp;
@@ -365,7 +347,7 @@ fn check_page(
             }
         },
     };
-    if let Err(e) = decode_page(spec, &bytes, n as usize, target) {
+    if let Err(e) = decode_page(spec, bytes, n as usize, target) {
         r.error(&e, Where { check: "page", ..at.clone() });
         return false;
     }

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use rntuple::descriptor::{ClusterInfo, Descriptor};
-use rntuple_format::column::ColumnValues;
-use rntuple_format::model::{ColumnType, StructuralRole, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE};
+use rntuple::format::column::ColumnValues;
+use rntuple::format::model::{ColumnType, StructuralRole, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE};
 
 use super::{Reporter, Where};
 use crate::load::FieldFacts;
@@ -23,7 +23,7 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    pub(crate) fn new(d: &Descriptor) -> Self {
+    pub(crate) fn new(d: &Descriptor, facts: FieldFacts) -> Self {
         let n = d.fields.len();
         let mut children = vec![Vec::new(); n];
         let mut top_level = Vec::new();
@@ -52,7 +52,7 @@ impl Tree {
             }
             column_field.push((f, r, pos));
         }
-        Self { facts: FieldFacts::new(d), children, reps, top_level, column_field }
+        Self { facts, children, reps, top_level, column_field }
     }
 }
 

@@ -8,19 +8,17 @@
 //! window. Only pages cut by the entry range, and columns read into another
 //! in-memory type than their own, take a detour through a temporary buffer.
 
-use rntuple_format::checksum::xxh3_64;
 use rntuple_format::column::{can_decode_into, decode_page, decode_page_into, ColumnSlice, ColumnSpec, ColumnValues};
-use rntuple_format::compression::Decompressor;
+use rntuple_format::compression::{guard_expansion, Decompressor};
+use rntuple_format::model::PageDescriptor;
 use rntuple_format::{Error, Location, Result};
 
 use super::io::{fetch, plan_requests, Batch, Extent, Fetched, Placement};
+use super::load::Checks;
 use super::pool::Pool;
 use super::source::{PageSource, MAX_ZERO_FILL_BYTES};
+use super::unseal::{stored_size, unseal_page};
 use crate::descriptor::ClusterInfo;
-
-/// Largest uncompressed/compressed ratio accepted for one page before
-/// allocating (zstd's RLE blocks reach ~2^15; nothing real goes beyond).
-const MAX_COMPRESSION_RATIO: u64 = 1 << 16;
 
 /// Elements `[a, b)` (cluster-relative) of physical column `column` in
 /// `cluster`, to be written at `offset` of their buffer. `r` orders the
@@ -66,9 +64,8 @@ struct PageTask<'s> {
     count: usize,
     from: usize,
     extent: Extent,
-    size: usize,
-    has_checksum: bool,
-    unpacked: usize,
+    sealed: PageDescriptor,
+    unpacked: u64,
     /// Whether the page decodes straight into the window's type.
     direct: bool,
     dest: ColumnSlice<'s>,
@@ -177,7 +174,7 @@ pub(crate) fn fill(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: 
                 let (dest, tail) = window.split_at((to - from) as usize);
                 window = tail;
                 let unpacked = spec.packed_size(count);
-                let stored = page.locator.size.saturating_add(if page.has_checksum { 8 } else { 0 });
+                let stored = stored_size(page);
                 tasks.push(PageTask {
                     cluster_id: p.cluster.id,
                     column: p.column,
@@ -186,9 +183,8 @@ pub(crate) fn fill(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: 
                     count: count as usize,
                     from: from as usize,
                     extent: Extent { offset: page.locator.offset, len: stored },
-                    size: page.locator.size as usize,
-                    has_checksum: page.has_checksum,
-                    unpacked: unpacked as usize,
+                    sealed: *page,
+                    unpacked,
                     direct,
                     dest,
                     at: Placement { batch: 0, request: 0, start: 0 },
@@ -275,7 +271,7 @@ fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> 
             continue;
         }
         let what = || format!("page {index} of column {} in cluster {}", p.column, p.cluster.id);
-        let stored = page.locator.size.saturating_add(if page.has_checksum { 8 } else { 0 });
+        let stored = stored_size(page);
         let file_size = src.file.size();
         if page.locator.offset.checked_add(stored).is_none_or(|end| end > file_size) {
             return Err(Error::Truncated {
@@ -287,17 +283,7 @@ fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> 
                 ),
             });
         }
-        let unpacked = spec.packed_size(count);
-        let size = page.locator.size;
-        if unpacked > size.saturating_mul(MAX_COMPRESSION_RATIO).saturating_add(1 << 20)
-            || usize::try_from(unpacked).is_err()
-        {
-            return Err(Error::WouldOverAllocate {
-                requested: unpacked,
-                limit: size.saturating_mul(MAX_COMPRESSION_RATIO),
-                location: Location::new(what(), Some(page.locator.offset)),
-            });
-        }
+        guard_expansion(page.locator.size, spec.packed_size(count), &Location::new(what(), Some(page.locator.offset)))?;
     }
     Ok(())
 }
@@ -388,25 +374,8 @@ fn decode_task(t: PageTask, batch: &Batch, fetched: &Fetched, s: &mut Scratch, v
         available: 0,
         location: location(),
     })?;
-    let data = &stored[..t.size.min(stored.len())];
-    if t.has_checksum && verify {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&stored[t.size..t.size + 8]);
-        let stored_sum = u64::from_le_bytes(b);
-        let computed = xxh3_64(data);
-        if stored_sum != computed {
-            return Err(Error::ChecksumMismatch { stored: stored_sum, computed, location: location() });
-        }
-    }
-    let page: &[u8] = if t.size == t.unpacked {
-        data
-    } else {
-        if s.page.len() < t.unpacked {
-            s.page.resize(t.unpacked, 0);
-        }
-        s.decompressor.decompress_into(data, &mut s.page[..t.unpacked], &location())?;
-        &s.page[..t.unpacked]
-    };
+    let mut checks = Checks::Stop { verify_checksums: verify };
+    let page = unseal_page(stored, &t.sealed, t.unpacked, &mut checks, &location, &mut s.decompressor, &mut s.page)?;
     if t.direct && t.from == 0 && t.dest.len() == t.count {
         return decode_page_into(&t.spec, page, t.dest).map_err(|e| e.within(&what()));
     }

@@ -21,9 +21,11 @@
 mod assemble;
 mod fill;
 mod io;
+pub(crate) mod load;
 mod plan;
 mod pool;
 mod source;
+pub(crate) mod unseal;
 
 use std::sync::Arc;
 
@@ -32,8 +34,10 @@ use arrow_schema::Schema as ArrowSchema;
 use rntuple_format::{Error, Result};
 
 pub use io::{IoStats, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
+pub use load::{load_envelopes, load_from_anchor, new_anchor, read_envelope, Checks, Envelopes, Found};
 pub(crate) use source::column_multipliers;
-pub use source::PageSource;
+pub use source::{field_multipliers, PageSource};
+pub use unseal::{check_page_checksum, stored_size, unseal_page};
 
 use crate::schema::FieldNode;
 

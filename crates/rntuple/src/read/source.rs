@@ -16,7 +16,7 @@ use crate::descriptor::{ClusterInfo, Descriptor};
 
 /// Most bytes of synthetic zeros (deferred columns) one read of one column in
 /// one cluster may produce; larger reads must go in entry batches.
-pub(crate) const MAX_ZERO_FILL_BYTES: u64 = 4 << 30;
+pub(crate) use rntuple_format::constants::MAX_ZERO_FILL_BYTES;
 
 /// Reads column data of one RNTuple.
 #[derive(Debug, Clone)]
@@ -52,32 +52,60 @@ impl ColumnExtent<'_> {
     }
 }
 
-/// Computes [`PageSource::column_multiplier`] from the field tree.
-pub(crate) fn column_multipliers(schema: &crate::schema::Schema, num_columns: usize) -> Vec<Option<u64>> {
+/// Per field id: elements per entry of the field's own columns when the
+/// field is reached from its top-level field through records, wrappers and
+/// fixed-size arrays only (the product of the `std::array` and
+/// `std::bitset` sizes on the way, ROOT's `EntryToColumnElementIndex`);
+/// `None` under a collection or variant. Ids outside `num_fields` are skipped.
+pub fn field_multipliers(schema: &crate::schema::Schema, num_fields: usize) -> Vec<Option<u64>> {
     use crate::schema::{FieldKind, FieldNode};
     fn walk(f: &FieldNode, m: Option<u64>, out: &mut [Option<u64>]) {
-        if !f.projected {
-            for &c in f.representations.iter().flatten() {
-                if let Some(slot) = out.get_mut(c as usize) {
-                    *slot = match f.kind {
-                        FieldKind::Bitset { size } => m.and_then(|m| m.checked_mul(size)),
-                        _ => m,
-                    };
-                }
-            }
+        let own = match f.kind {
+            FieldKind::Array { size } | FieldKind::Bitset { size } => m.and_then(|m| m.checked_mul(size)),
+            _ => m,
+        };
+        if let Some(slot) = out.get_mut(f.id as usize) {
+            *slot = own;
         }
         let child_m = match f.kind {
-            FieldKind::Record | FieldKind::Wrapper => m,
-            FieldKind::Array { size } => m.and_then(|m| m.checked_mul(size)),
+            FieldKind::Record | FieldKind::Wrapper | FieldKind::Array { .. } => own,
             _ => None,
         };
         for c in &f.children {
             walk(c, child_m, out);
         }
     }
-    let mut out = vec![None; num_columns];
+    let mut out = vec![None; num_fields];
     for f in &schema.fields {
         walk(f, Some(1), &mut out);
+    }
+    out
+}
+
+/// Computes [`PageSource::column_multiplier`] from the field tree: the
+/// multiplier of each column's field ([`field_multipliers`]); `None` for the
+/// columns of projected fields (they are read through their source).
+pub(crate) fn column_multipliers(
+    schema: &crate::schema::Schema,
+    num_fields: usize,
+    num_columns: usize,
+) -> Vec<Option<u64>> {
+    fn walk(f: &crate::schema::FieldNode, fields: &[Option<u64>], out: &mut [Option<u64>]) {
+        if !f.projected {
+            for &c in f.representations.iter().flatten() {
+                if let Some(slot) = out.get_mut(c as usize) {
+                    *slot = fields.get(f.id as usize).copied().flatten();
+                }
+            }
+        }
+        for c in &f.children {
+            walk(c, fields, out);
+        }
+    }
+    let fields = field_multipliers(schema, num_fields);
+    let mut out = vec![None; num_columns];
+    for f in &schema.fields {
+        walk(f, &fields, &mut out);
     }
     out
 }

@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema as ArrowSchema, SchemaBuilder};
-use rntuple_container::Anchor;
 use rntuple_format::compression::compress;
 use rntuple_format::envelope::{write_header, write_page_list};
 use rntuple_format::model::{
@@ -24,9 +23,6 @@ use super::plan::Plan;
 use super::shared::SharedFileWriter;
 use super::BlobSink;
 use crate::attributes::PendingSets;
-
-/// Anchor version this writer stamps (ROOT 6.40 writes 1.0.2.0).
-const FORMAT_VERSION: (u16, u16, u16, u16) = (1, 0, 2, 0);
 
 /// Writer identifier stored in the header envelope.
 fn writer_identifier() -> String {
@@ -624,7 +620,7 @@ impl<'f> RNTupleWriter<'f> {
 
     /// [`RNTupleWriter::close`] but for the anchor, which is returned (an
     /// attribute set's RNTuple puts it where no directory lists it).
-    pub(crate) fn close_anchor(&mut self) -> Result<Anchor> {
+    pub(crate) fn close_anchor(&mut self) -> Result<rntuple_container::Anchor> {
         self.usable()?;
         let header = self.ensure_header()?;
         self.commit_cluster_inner()?;
@@ -647,21 +643,7 @@ impl<'f> RNTupleWriter<'f> {
         };
         let bytes = footer_envelope(&footer)?;
         let footer = self.write_envelope(&bytes)?;
-        let (version_epoch, version_major, version_minor, version_patch) = FORMAT_VERSION;
-        let anchor = Anchor {
-            version_epoch,
-            version_major,
-            version_minor,
-            version_patch,
-            seek_header: header.link.locator.offset,
-            nbytes_header: header.link.locator.size,
-            len_header: header.link.length,
-            seek_footer: footer.locator.offset,
-            nbytes_footer: footer.locator.size,
-            len_footer: footer.length,
-            max_key_size: self.sink.get()?.max_key_size(),
-        };
-        Ok(anchor)
+        Ok(crate::new_anchor(&header.link, &footer, self.sink.get()?.max_key_size()))
     }
 }
 
