@@ -14,11 +14,13 @@ use arrow_array::types::*;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, UInt64Array, UnionArray};
+use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 use rntuple_format::{Error, Result};
 
+use super::columns::compatible;
 use super::pages::{Columns, Element};
-use super::plan::{compatible, ColumnPlan, Order, PlanField, Shape};
+use super::plan::{ColumnPlan, Order, PlanField, Shape};
 
 /// What ROOT counts per variant entry: `sizeof(RColumnSwitch)`, the
 /// in-memory switch element (`RVariantField::AppendImpl`).
@@ -46,7 +48,7 @@ pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
         (Shape::Vector, DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _)) => {
             return check_type(&f.children[0], item.data_type())
         }
-        (Shape::Optional, dt) => return check_type(&f.children[0], dt),
+        (Shape::Optional | Shape::Wrapper, dt) => return check_type(&f.children[0], dt),
         (Shape::Array(n), DataType::FixedSizeList(item, m)) if i64::from(*m) == n as i64 => {
             return check_type(&f.children[0], item.data_type())
         }
@@ -78,6 +80,17 @@ pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
         Ok(())
     } else {
         Err(mismatch(f, dt))
+    }
+}
+
+/// The entries of `arr` that are null, for an optional of `arr`'s values. A
+/// union has no validity of its own: its null entries (a null value in the
+/// chosen child) are the empty optionals, so that ROOT reads an empty
+/// optional, not a present variant in the invalid state.
+fn value_nulls(arr: &dyn Array) -> Option<NullBuffer> {
+    match arr.data_type() {
+        DataType::Union(_, _) => arr.logical_nulls(),
+        _ => arr.nulls().cloned(),
     }
 }
 
@@ -201,7 +214,7 @@ impl Filler {
             Shape::Optional => {
                 let child = &f.children[0];
                 let base = self.counts[child.id as usize];
-                match arr.nulls().filter(|n| n.slice(a, b - a).null_count() > 0) {
+                match value_nulls(arr).filter(|n| n.slice(a, b - a).null_count() > 0) {
                     None => {
                         push_blocks(&mut self.columns, f.columns[0], b - a, |j| base + j as u64 + 1)?;
                         self.append(child, arr, a, b)
@@ -242,6 +255,7 @@ impl Filler {
                 self.columns.push(f.columns[0], &bits)
             }
             Shape::Variant => self.append_variant(f, arr, a, b),
+            Shape::Wrapper => self.append(&f.children[0], arr, a, b),
         }
     }
 
@@ -396,7 +410,7 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
         Shape::Optional => {
             let child = &f.children[0];
             Bytes { packed: n * OPTIONAL_APPEND_BYTES, mem: n * cols[f.columns[0]].mem_size }
-                + match arr.nulls().filter(|nb| nb.slice(a, b - a).null_count() > 0) {
+                + match value_nulls(arr).filter(|nb| nb.slice(a, b - a).null_count() > 0) {
                     None => unzipped_bytes(child, cols, arr, a, b),
                     Some(nulls) => nulls
                         .inner()
@@ -419,6 +433,7 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
             }
             None => Bytes::default(),
         },
+        Shape::Wrapper => unzipped_bytes(&f.children[0], cols, arr, a, b),
         // ROOT's `RBitsetField::AppendImpl` counts one byte per bit.
         Shape::Bitset(size) => Bytes::both(n * size),
         Shape::Variant => {
@@ -486,7 +501,7 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
         }
         Shape::Optional => {
             let child = &f.children[0];
-            match arr.nulls().filter(|n| n.slice(a, b - a).null_count() > 0) {
+            match value_nulls(arr).filter(|n| n.slice(a, b - a).null_count() > 0) {
                 None => check_values(child, cols, arr, a, b),
                 Some(nulls) => {
                     for (s, e) in nulls.inner().slice(a, b - a).set_slices() {
@@ -514,6 +529,7 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
             no_nulls(f, arr, a, b)?;
             bitset_bits(f, n, arr, a, b).map(|_| ())
         }
+        Shape::Wrapper => check_values(&f.children[0], cols, arr, a, b),
         Shape::Variant => {
             let u = union_of(f, arr)?;
             // Runs of consecutive positions per alternative, checked at once.

@@ -18,6 +18,7 @@ use super::*;
 
 mod ordered;
 mod schema_changes;
+mod schema_plan;
 
 /// Blobs appended to one buffer; offsets start at 100 as in a ROOT file.
 #[derive(Debug)]
