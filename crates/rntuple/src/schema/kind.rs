@@ -39,7 +39,8 @@ impl FieldKind {
     /// `has_columns` whether any column is attached.
     pub fn classify(f: &FieldDescriptor, num_children: usize, has_columns: bool) -> FieldKind {
         let tname = f.type_name.trim();
-        if f.flags & FIELD_FLAG_REPETITIVE != 0 {
+        // The flag is derived from the array size when written (a plan has no flags yet).
+        if f.flags & FIELD_FLAG_REPETITIVE != 0 || f.array_size.is_some() {
             let size = f.array_size.unwrap_or(0);
             return if num_children == 1 {
                 FieldKind::Array { size }

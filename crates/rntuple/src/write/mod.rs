@@ -41,6 +41,7 @@ mod columns;
 mod fill;
 mod infer;
 mod layout;
+mod measure;
 mod names;
 mod options;
 mod overrides;

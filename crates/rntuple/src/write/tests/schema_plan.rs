@@ -149,3 +149,90 @@ fn overrides_shape_types_and_columns() {
     .is_err());
     assert!(plan(vec![Field::new("a.b", DataType::Int32, false)], &[], WriteOptions::default()).is_err());
 }
+
+/// (name, type name, role, parent, number of columns, type version, checksum) per field.
+type FieldRow = (String, String, StructuralRole, u32, usize, u32, Option<u32>);
+
+fn field_rows(p: &Plan) -> Vec<FieldRow> {
+    p.schema
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let ncols = p.schema.columns.iter().filter(|c| c.field_id == i as u32).count();
+            (f.name.clone(), f.type_name.clone(), f.role, f.parent_id, ncols, f.type_version, f.type_checksum)
+        })
+        .collect()
+}
+
+#[test]
+fn atomics_and_enums_are_leaves_without_columns_over_their_value() {
+    use StructuralRole::{Collection, Leaf, Record};
+    let item = Arc::new(Field::new("item", DataType::Float32, false));
+    let p = plan(
+        vec![
+            Field::new("a", DataType::Int32, false),
+            Field::new("va", DataType::List(item), false),
+            Field::new("e8", DataType::Int8, false),
+            Field::new("eu", DataType::UInt64, false),
+            Field::new("k", DataType::Struct(vec![Field::new("x", DataType::Int32, false)].into()), false),
+        ],
+        &[
+            ("a", FieldOverride::type_name("std::atomic<int>")),
+            ("va", FieldOverride::type_name("std::vector<std::atomic<float>>")),
+            ("e8", FieldOverride::type_name("ns::E8").type_version(2)),
+            ("eu", FieldOverride::type_name("EU")),
+            ("k", FieldOverride::type_name("Klass").type_version(3).type_checksum(0xcafe)),
+        ],
+        WriteOptions::default(),
+    )
+    .unwrap();
+    let r = |n: &str, t: &str, role, parent, cols, tv, cs| (n.to_string(), t.to_string(), role, parent, cols, tv, cs);
+    assert_eq!(
+        field_rows(&p),
+        vec![
+            r("a", "std::atomic<std::int32_t>", Leaf, 0, 0, 0, None),
+            r("_0", "std::int32_t", Leaf, 0, 1, 0, None),
+            r("va", "std::vector<std::atomic<float>>", Collection, 2, 1, 0, None),
+            r("_0", "std::atomic<float>", Leaf, 2, 0, 0, None),
+            r("_0", "float", Leaf, 3, 1, 0, None),
+            // ROOT spells the std::int8_t underlying an enum `char` (with a Char column).
+            r("e8", "ns::E8", Leaf, 5, 0, 2, None),
+            r("_0", "char", Leaf, 5, 1, 0, None),
+            r("eu", "EU", Leaf, 7, 0, 0, None),
+            r("_0", "std::uint64_t", Leaf, 7, 1, 0, None),
+            r("k", "Klass", Record, 9, 0, 3, Some(0xcafe)),
+            r("x", "std::int32_t", Leaf, 9, 1, 0, None),
+        ]
+    );
+    let types: Vec<ColumnType> = p.schema.columns.iter().map(|c| c.column_type).collect();
+    use ColumnType as T;
+    assert_eq!(types, [T::SplitInt32, T::SplitIndex64, T::SplitReal32, T::Char, T::SplitUInt64, T::SplitInt32]);
+    // The reader's model of the plan: atomics and enums are wrappers.
+    let tree = p.tree().unwrap();
+    assert_eq!(tree.field("a").unwrap().kind, crate::schema::FieldKind::Wrapper);
+    assert_eq!(tree.field("k").unwrap().type_version, 3);
+    assert_eq!(tree.field("k").unwrap().type_checksum, Some(0xcafe));
+}
+
+#[test]
+fn type_versions_belong_to_classes_and_enums() {
+    let f = || vec![Field::new("x", DataType::Int32, false)];
+    for (t, ok) in [("Klass", true), ("std::int32_t", false), ("std::atomic<int>", false)] {
+        let r = plan(f(), &[("x", FieldOverride::type_name(t).type_version(1))], WriteOptions::default());
+        assert_eq!(r.is_ok(), ok, "{t}: {r:?}");
+    }
+    let untyped = plan(
+        vec![Field::new("s", DataType::Struct(vec![Field::new("x", DataType::Int32, false)].into()), false)],
+        &[("s", FieldOverride::default().type_checksum(1))],
+        WriteOptions::default(),
+    );
+    assert!(untyped.unwrap_err().to_string().contains("untyped field"));
+    // An enum needs integers: a class name over floats says what it wanted.
+    let e = plan(
+        vec![Field::new("x", DataType::Float32, false)],
+        &[("x", FieldOverride::type_name("E"))],
+        Default::default(),
+    );
+    assert!(e.unwrap_err().to_string().contains("enum E (integers)"));
+}
