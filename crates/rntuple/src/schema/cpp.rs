@@ -62,6 +62,26 @@ pub enum CppType {
     Atomic(Box<CppType>),
 }
 
+/// `tmpl<a,b,…suffix>` from the `(type name, type alias)` of the template
+/// arguments, and the alias spelled with the arguments' aliases when any has
+/// one (spec "Type Name Normalization": the alias keeps `Double32_t`), else
+/// empty.
+pub fn template_spelling<'a>(
+    tmpl: &str,
+    args: impl Iterator<Item = (&'a str, &'a str)> + Clone,
+    suffix: &str,
+) -> (String, String) {
+    let names: Vec<&str> = args.clone().map(|(t, _)| t).collect();
+    let type_name = format!("{tmpl}<{}{suffix}>", names.join(","));
+    let alias = if args.clone().any(|(_, a)| !a.is_empty()) {
+        let names: Vec<&str> = args.map(|(t, a)| if a.is_empty() { t } else { a }).collect();
+        format!("{tmpl}<{}{suffix}>", names.join(","))
+    } else {
+        String::new()
+    };
+    (type_name, alias)
+}
+
 fn invalid(name: &str, why: impl std::fmt::Display) -> Error {
     Error::InvalidArgument { message: format!("cannot use C++ type '{name}': {why}") }
 }

@@ -219,29 +219,21 @@ impl Primitive {
     /// in the spec's table).
     pub fn reads(self, ct: ColumnType) -> bool {
         match self {
-            Primitive::Bool
-            | Primitive::Char
-            | Primitive::I8
-            | Primitive::U8
-            | Primitive::I16
-            | Primitive::U16
-            | Primitive::I32
-            | Primitive::U32
-            | Primitive::I64
-            | Primitive::U64 => INTEGER_READABLE.contains(&ct),
             Primitive::Byte => ct == T::Byte,
             Primitive::F32 => self.info().writable.contains(&ct) || matches!(ct, T::Real64 | T::SplitReal64),
             Primitive::F64 => self.info().writable.contains(&ct),
+            // bool, char and the integers (spec: W or R from every integer column).
+            _ => INTEGER_READABLE.contains(&ct),
         }
     }
 
-    /// An empty buffer of this type's in-memory values as the format layer
-    /// fills them from its columns (`char` and `std::byte` as bytes).
-    pub fn column_values(self) -> ColumnValues {
+    /// An empty buffer of this type's in-memory values (the Arrow type's:
+    /// `char` as signed bytes, `std::byte` as bytes).
+    pub fn values(self) -> ColumnValues {
         match self {
             Primitive::Bool => ColumnValues::Bool(Vec::new()),
-            Primitive::Byte | Primitive::Char | Primitive::U8 => ColumnValues::U8(Vec::new()),
-            Primitive::I8 => ColumnValues::I8(Vec::new()),
+            Primitive::Byte | Primitive::U8 => ColumnValues::U8(Vec::new()),
+            Primitive::Char | Primitive::I8 => ColumnValues::I8(Vec::new()),
             Primitive::I16 => ColumnValues::I16(Vec::new()),
             Primitive::U16 => ColumnValues::U16(Vec::new()),
             Primitive::I32 => ColumnValues::I32(Vec::new()),

@@ -17,7 +17,7 @@
 
 use rntuple_format::model::{AliasColumnDescriptor, FieldDescriptor, SchemaDescription, StructuralRole};
 
-use super::cpp::{parse, CppType};
+use super::cpp::{parse, template_spelling, CppType};
 use super::{FieldKind, FieldNode, Schema};
 
 /// One field of a projection, before it gets its id.
@@ -151,23 +151,17 @@ fn unsupported(f: &Src) -> Why {
 
 /// `tmpl<children…suffix>` and its alias spelled with the children's aliases (if any has one).
 fn names_of(tmpl: &str, children: &[&Node], suffix: &str) -> (String, String) {
-    let names: Vec<&str> = children.iter().map(|c| c.type_name.as_str()).collect();
-    let type_name = format!("{tmpl}<{}{suffix}>", names.join(","));
-    let alias = if children.iter().any(|c| !c.type_alias.is_empty()) {
-        let names: Vec<&str> = children
-            .iter()
-            .map(|c| if c.type_alias.is_empty() { c.type_name.as_str() } else { c.type_alias.as_str() })
-            .collect();
-        format!("{tmpl}<{}{suffix}>", names.join(","))
-    } else {
-        String::new()
-    };
-    (type_name, alias)
+    template_spelling(tmpl, children.iter().map(|c| (c.type_name.as_str(), c.type_alias.as_str())), suffix)
 }
 
 /// A collection field `tmpl<item>` projecting the collection `source`.
 fn collection(name: &str, tmpl: &str, item: Node, source: &Src) -> Node {
     let (type_name, type_alias) = names_of(tmpl, &[&item], "");
+    collection_named(name, (type_name, type_alias), item, source)
+}
+
+/// A collection field with the given type name and alias projecting `source`.
+fn collection_named(name: &str, (type_name, type_alias): (String, String), item: Node, source: &Src) -> Node {
     Node {
         name: name.to_string(),
         type_name,
@@ -278,16 +272,8 @@ fn typed(name: &str, t: &CppType, s: Src, crossed: &[Src]) -> Result<Node, Why> 
         (CppType::Map { tmpl, key, value }, _) if s.is_collection() && !s.is_optional() => {
             let pair = CppType::Tuple { tmpl: "std::pair", items: vec![(**key).clone(), (**value).clone()] };
             let child = typed("_0", &pair, first(), &[])?;
-            let (type_name, type_alias) = names_of(tmpl, &child.children.iter().collect::<Vec<_>>(), "");
-            Ok(Node {
-                name: name.to_string(),
-                type_name,
-                type_alias,
-                role: StructuralRole::Collection,
-                source: s.node.id,
-                aliases: s.node.columns().to_vec(),
-                children: vec![child],
-            })
+            let names = names_of(tmpl, &child.children.iter().collect::<Vec<_>>(), "");
+            Ok(collection_named(name, names, child, &s))
         }
         (CppType::Tuple { tmpl, items }, FieldKind::Record)
             if items.len() == s.node.children.len()

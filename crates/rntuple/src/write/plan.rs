@@ -47,6 +47,7 @@ use rntuple_format::{Error, Result};
 
 use super::columns::{field_columns, ColumnChoice};
 use super::options::{FieldOverride, Projection, RealEncoding, WriteOptions};
+use crate::schema::cpp::template_spelling;
 use crate::schema::{projection, Primitive, Schema};
 
 /// Most alternatives of a variant (spec "std::variant").
@@ -314,8 +315,10 @@ impl Plan {
                 first_element_index: (first_element > 0).then_some(first_element as i64),
                 value_range: range,
             });
+            // A leaf's in-memory values (whatever its column type), except
+            // that `char` goes into its `Char` column as bytes.
             let empty = match f.shape {
-                Shape::Leaf(p) => p.column_values(),
+                Shape::Leaf(p) if p != Primitive::Char => p.values(),
                 _ => ColumnValues::for_column(column_type)?,
             };
             self.columns.push(ColumnPlan { spec, mem_size, empty, first_element });
@@ -340,18 +343,7 @@ pub(crate) fn invalid(message: String) -> Error {
 /// with the children's aliases when any child has one (spec "Type Name
 /// Normalization": the alias keeps `Double32_t`).
 pub(crate) fn template_names(tmpl: &str, children: &[PlanField], suffix: &str) -> (String, String) {
-    let names: Vec<&str> = children.iter().map(|c| c.type_name.as_str()).collect();
-    let type_name = format!("{tmpl}<{}{suffix}>", names.join(","));
-    let alias = if children.iter().any(|c| !c.type_alias.is_empty()) {
-        let names: Vec<&str> = children
-            .iter()
-            .map(|c| if c.type_alias.is_empty() { c.type_name.as_str() } else { c.type_alias.as_str() })
-            .collect();
-        format!("{tmpl}<{}{suffix}>", names.join(","))
-    } else {
-        String::new()
-    };
-    (type_name, alias)
+    template_spelling(tmpl, children.iter().map(|c| (c.type_name.as_str(), c.type_alias.as_str())), suffix)
 }
 
 /// Builds the [`PlanField`]s of an Arrow schema (see `infer` and `overrides`).
