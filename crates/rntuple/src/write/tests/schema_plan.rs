@@ -236,3 +236,39 @@ fn type_versions_belong_to_classes_and_enums() {
     );
     assert!(e.unwrap_err().to_string().contains("enum E (integers)"));
 }
+
+/// One model for both engines: the tree of the writer's plan
+/// ([`Plan::tree`]) is the tree the reader builds from the header written.
+#[test]
+fn the_plans_tree_is_what_the_reader_builds() {
+    use crate::schema::{FieldKind, FieldNode, Schema};
+    let b = super::root_model(10);
+    let ov: HashMap<String, FieldOverride> = [
+        ("i8".to_string(), FieldOverride::type_name("std::atomic<std::int8_t>")),
+        ("u64".to_string(), FieldOverride::type_name("EBig").type_version(1)),
+    ]
+    .into();
+    let p = Plan::new(&b.schema(), &ov, &WriteOptions::default()).unwrap();
+    let mut sink = super::MemorySink::new(1 << 30);
+    super::write(&mut sink, std::slice::from_ref(&b), &ov, WriteOptions::default());
+    let (header, _, _) = sink.read("t");
+    type Row = (String, String, FieldKind, u32, Option<u32>, Option<u64>, Vec<Vec<u32>>);
+    let rows = |s: &Schema| -> Vec<Row> {
+        let mut all: Vec<(String, &FieldNode)> = Vec::new();
+        for f in &s.fields {
+            f.walk("", &mut all);
+        }
+        all.into_iter()
+            .map(|(path, f)| {
+                let r = f.representations.clone();
+                (path, f.type_name.clone(), f.kind.clone(), f.type_version, f.type_checksum, f.array_size, r)
+            })
+            .collect()
+    };
+    let planned = rows(&p.tree().unwrap());
+    assert_eq!(planned, rows(&Schema::from_description(&header.schema).unwrap()));
+    let kinds: Vec<(&str, &FieldKind)> = planned.iter().map(|r| (r.0.as_str(), &r.2)).collect();
+    assert!(kinds.contains(&("i8", &FieldKind::Wrapper)) && kinds.contains(&("u64", &FieldKind::Wrapper)));
+    assert!(kinds.contains(&("o", &FieldKind::Collection { nullable: true })));
+    assert!(kinds.contains(&("a", &FieldKind::Array { size: 3 })));
+}
