@@ -424,6 +424,8 @@ pub(crate) fn parse_overrides(d: &Bound<'_, PyDict>) -> PyResult<HashMap<String,
                 "type" => o.type_name = sv.extract()?,
                 "split" => o.split = sv.extract()?,
                 "index32" => o.index32 = sv.extract()?,
+                "type_version" => o.type_version = sv.extract()?,
+                "type_checksum" => o.type_checksum = sv.extract()?,
                 "real" => {
                     let (kind, bits, min, max): (String, u16, f64, f64) = sv.extract()?;
                     o.real = Some(match kind.as_str() {

@@ -97,19 +97,7 @@ pub(crate) struct Plan<'a> {
 
 /// The buffer variant of a primitive field's values.
 pub(crate) fn primitive_proto(p: Primitive) -> ColumnValues {
-    match p {
-        Primitive::Bool => ColumnValues::Bool(Vec::new()),
-        Primitive::Byte | Primitive::U8 => ColumnValues::U8(Vec::new()),
-        Primitive::Char | Primitive::I8 => ColumnValues::I8(Vec::new()),
-        Primitive::I16 => ColumnValues::I16(Vec::new()),
-        Primitive::U16 => ColumnValues::U16(Vec::new()),
-        Primitive::I32 => ColumnValues::I32(Vec::new()),
-        Primitive::U32 => ColumnValues::U32(Vec::new()),
-        Primitive::I64 => ColumnValues::I64(Vec::new()),
-        Primitive::U64 => ColumnValues::U64(Vec::new()),
-        Primitive::F32 => ColumnValues::F32(Vec::new()),
-        Primitive::F64 => ColumnValues::F64(Vec::new()),
-    }
+    p.values()
 }
 
 pub(crate) fn structure_error(node: &FieldNode, cluster: &ClusterInfo, message: String) -> Error {

@@ -1,50 +1,10 @@
 //! Classification of a field by structural role, flags and type name
 //! (spec "Mapping of C++ Types to Fields and Columns").
 
-use super::typename::{split_template, template_name};
+use super::cpp::{parse, CppType};
+use super::typename::template_name;
+use super::Primitive;
 use rntuple_format::model::{FieldDescriptor, StructuralRole, FIELD_FLAG_REPETITIVE};
-
-/// In-memory type of a leaf field with a single column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Primitive {
-    Bool,
-    /// `std::byte`
-    Byte,
-    /// `char`
-    Char,
-    I8,
-    U8,
-    I16,
-    U16,
-    I32,
-    U32,
-    I64,
-    U64,
-    F32,
-    F64,
-}
-
-impl Primitive {
-    /// The fundamental type for a normalised (or common unnormalised) C++ name.
-    pub fn from_type_name(name: &str) -> Option<Self> {
-        Some(match name.trim() {
-            "bool" | "Bool_t" => Primitive::Bool,
-            "std::byte" => Primitive::Byte,
-            "char" | "Char_t" => Primitive::Char,
-            "std::int8_t" | "int8_t" | "signed char" => Primitive::I8,
-            "std::uint8_t" | "uint8_t" | "unsigned char" | "UChar_t" => Primitive::U8,
-            "std::int16_t" | "int16_t" | "short" | "Short_t" => Primitive::I16,
-            "std::uint16_t" | "uint16_t" | "unsigned short" | "UShort_t" => Primitive::U16,
-            "std::int32_t" | "int32_t" | "int" | "Int_t" => Primitive::I32,
-            "std::uint32_t" | "uint32_t" | "unsigned int" | "unsigned" | "UInt_t" => Primitive::U32,
-            "std::int64_t" | "int64_t" | "long" | "long long" | "Long64_t" => Primitive::I64,
-            "std::uint64_t" | "uint64_t" | "unsigned long" | "unsigned long long" | "ULong64_t" => Primitive::U64,
-            "float" | "Float_t" => Primitive::F32,
-            "double" | "Double_t" | "Double32_t" => Primitive::F64,
-            _ => return None,
-        })
-    }
-}
 
 /// How a field is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +39,8 @@ impl FieldKind {
     /// `has_columns` whether any column is attached.
     pub fn classify(f: &FieldDescriptor, num_children: usize, has_columns: bool) -> FieldKind {
         let tname = f.type_name.trim();
-        if f.flags & FIELD_FLAG_REPETITIVE != 0 {
+        // The flag is derived from the array size when written (a plan has no flags yet).
+        if f.flags & FIELD_FLAG_REPETITIVE != 0 || f.array_size.is_some() {
             let size = f.array_size.unwrap_or(0);
             return if num_children == 1 {
                 FieldKind::Array { size }
@@ -109,8 +70,7 @@ impl FieldKind {
                 if tname == "std::string" {
                     return FieldKind::String;
                 }
-                if let Some(("ROOT::RNTupleCardinality", args)) = split_template(tname) {
-                    let wide = args.first().is_some_and(|a| a.contains("64"));
+                if let Ok(CppType::Cardinality { wide }) = parse(tname) {
                     return FieldKind::Cardinality { wide };
                 }
                 match Primitive::from_type_name(tname) {

@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, UnionFields, UnionMode};
-use rntuple_format::model::FIELD_FLAG_PROJECTED;
+use rntuple_format::model::{
+    AliasColumnDescriptor, ColumnDescriptor, FieldDescriptor, SchemaDescription, FIELD_FLAG_PROJECTED,
+};
 use rntuple_format::{Error, Location, Result};
 
-use super::kind::{FieldKind, Primitive};
+use super::kind::FieldKind;
 use crate::descriptor::Descriptor;
 
 /// Deepest field nesting accepted (guards against hostile descriptors).
@@ -24,7 +26,15 @@ pub struct FieldNode {
     pub type_alias: String,
     pub description: String,
     pub kind: FieldKind,
+    /// Version of the C++ type (a class's `ClassDef` version; spec "Field Description").
+    pub type_version: u32,
+    /// ROOT's checksum of the class layout, when stored (flag 0x04).
+    pub type_checksum: Option<u32>,
+    /// Array size of a repetitive field (`std::array`, `std::bitset`).
+    pub array_size: Option<u64>,
     pub projected: bool,
+    /// For projected fields: the id of the field they present.
+    pub source_field_id: Option<u32>,
     pub children: Vec<FieldNode>,
     /// Physical column ids, grouped by representation index (outer) in
     /// column order (inner). Alias columns of projected fields resolve to
@@ -40,6 +50,21 @@ pub struct Schema {
 
 impl Schema {
     pub fn from_descriptor(d: &Descriptor) -> Result<Self> {
+        Self::from_parts(&d.fields, &d.columns, &d.alias_columns)
+    }
+
+    /// The tree of a schema description: what the writer's plan declares
+    /// (and a header envelope holds).
+    pub fn from_description(s: &SchemaDescription) -> Result<Self> {
+        Self::from_parts(&s.fields, &s.columns, &s.alias_columns)
+    }
+
+    fn from_parts(
+        fields: &[FieldDescriptor],
+        columns: &[ColumnDescriptor],
+        alias_columns: &[AliasColumnDescriptor],
+    ) -> Result<Self> {
+        let d = Parts { fields, columns, alias_columns };
         let n = d.fields.len();
         let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut roots = Vec::new();
@@ -56,14 +81,14 @@ impl Schema {
         for (cid, c) in d.columns.iter().enumerate() {
             reps[c.field_id as usize].entry(c.representation_index).or_default().push(cid as u32);
         }
-        for a in &d.alias_columns {
+        for a in d.alias_columns {
             let phys = &d.columns[a.physical_column_id as usize];
             reps[a.field_id as usize].entry(phys.representation_index).or_default().push(a.physical_column_id);
         }
         let mut visited = vec![false; n];
         let mut fields = Vec::with_capacity(roots.len());
         for r in roots {
-            fields.push(build(d, r, &children, &mut reps, &mut visited, 0)?);
+            fields.push(build(&d, r, &children, &mut reps, &mut visited, 0)?);
         }
         if let Some(orphan) = visited.iter().position(|v| !v) {
             return Err(Error::out_of_spec(
@@ -77,6 +102,18 @@ impl Schema {
         Ok(Schema { fields })
     }
 
+    /// The fields from the top-level one down to the field at a dotted path
+    /// (`"jets._0.pt"`), or `None` when a name is unknown.
+    pub fn chain(&self, path: &str) -> Option<Vec<&FieldNode>> {
+        let mut parts = path.split('.');
+        let mut chain = vec![self.field(parts.next()?)?];
+        for part in parts {
+            let parent = chain[chain.len() - 1];
+            chain.push(parent.children.iter().find(|c| c.name == part)?);
+        }
+        Some(chain)
+    }
+
     /// Top-level field by name.
     pub fn field(&self, name: &str) -> Option<&FieldNode> {
         self.fields.iter().find(|f| f.name == name)
@@ -88,8 +125,15 @@ impl Schema {
     }
 }
 
+/// The flat lists a tree is built from.
+struct Parts<'a> {
+    fields: &'a [FieldDescriptor],
+    columns: &'a [ColumnDescriptor],
+    alias_columns: &'a [AliasColumnDescriptor],
+}
+
 fn build(
-    d: &Descriptor,
+    d: &Parts,
     id: u32,
     children: &[Vec<u32>],
     reps: &mut [BTreeMap<u16, Vec<u32>>],
@@ -130,7 +174,11 @@ fn build(
         type_alias: f.type_alias.clone(),
         description: f.description.clone(),
         kind,
-        projected: f.flags & FIELD_FLAG_PROJECTED != 0,
+        type_version: f.type_version,
+        type_checksum: f.type_checksum,
+        array_size: f.array_size,
+        projected: f.flags & FIELD_FLAG_PROJECTED != 0 || f.source_field_id.is_some(),
+        source_field_id: f.source_field_id,
         children: kids,
         representations,
     })
@@ -154,7 +202,7 @@ impl FieldNode {
     /// which [`FieldNode::arrow_field`] turns into a nullable value).
     pub fn arrow_type(&self) -> DataType {
         match &self.kind {
-            FieldKind::Primitive(p) => primitive_type(*p),
+            FieldKind::Primitive(p) => p.arrow_type(),
             FieldKind::String => DataType::LargeUtf8,
             FieldKind::Cardinality { wide: true } => DataType::UInt64,
             FieldKind::Cardinality { wide: false } => DataType::UInt32,
@@ -180,6 +228,20 @@ impl FieldNode {
         }
     }
 
+    /// The field at a dotted path of field names below this one (`""`: itself).
+    pub fn find(&self, path: &str) -> Option<&FieldNode> {
+        let mut here = self;
+        for part in path.split('.').filter(|p| !p.is_empty()) {
+            here = here.children.iter().find(|c| c.name == part)?;
+        }
+        Some(here)
+    }
+
+    /// Physical column ids of the first representation, in column order.
+    pub fn columns(&self) -> &[u32] {
+        self.representations.first().map(Vec::as_slice).unwrap_or(&[])
+    }
+
     /// Walks the tree (pre-order) with the dotted path of each field.
     pub fn walk<'a>(&'a self, prefix: &str, out: &mut Vec<(String, &'a FieldNode)>) {
         let path = if prefix.is_empty() { self.name.clone() } else { format!("{prefix}.{}", self.name) };
@@ -187,21 +249,5 @@ impl FieldNode {
         for c in &self.children {
             c.walk(&path, out);
         }
-    }
-}
-
-pub(crate) fn primitive_type(p: Primitive) -> DataType {
-    match p {
-        Primitive::Bool => DataType::Boolean,
-        Primitive::Byte | Primitive::U8 => DataType::UInt8,
-        Primitive::Char | Primitive::I8 => DataType::Int8,
-        Primitive::I16 => DataType::Int16,
-        Primitive::U16 => DataType::UInt16,
-        Primitive::I32 => DataType::Int32,
-        Primitive::U32 => DataType::UInt32,
-        Primitive::I64 => DataType::Int64,
-        Primitive::U64 => DataType::UInt64,
-        Primitive::F32 => DataType::Float32,
-        Primitive::F64 => DataType::Float64,
     }
 }

@@ -4,34 +4,27 @@
 //! cluster-relative end offsets, optionals become collections of zero or one
 //! element, unions become switch elements.
 //!
-//! Also here: the uncompressed bytes ROOT counts for an entry range (the sum
-//! of `RFieldBase::Append` results: the packed size of each column element,
-//! except 8 bytes per optional and 16 per variant entry, their in-memory
-//! sizes), which decides where clusters end.
+//! What entries cost and the checks of their values are in `measure`.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, UInt64Array, UnionArray};
+use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 use rntuple_format::{Error, Result};
 
+use super::columns::compatible;
+pub(crate) use super::measure::{check_values, unzipped_bytes, Bytes};
 use super::pages::{Columns, Element};
-use super::plan::{compatible, ColumnPlan, Order, PlanField, Shape};
+use super::plan::{Order, PlanField, Shape};
 
-/// What ROOT counts per variant entry: `sizeof(RColumnSwitch)`, the
-/// in-memory switch element (`RVariantField::AppendImpl`).
-const SWITCH_APPEND_BYTES: u64 = 16;
-/// What ROOT counts per optional entry besides its value:
-/// `sizeof(RColumnIndex)`, whatever the index column (`RNullableField`).
-const OPTIONAL_APPEND_BYTES: u64 = 8;
-
-fn invalid(message: String) -> Error {
+pub(crate) fn invalid(message: String) -> Error {
     Error::InvalidArgument { message }
 }
 
-fn mismatch(f: &PlanField, dt: &DataType) -> Error {
+pub(crate) fn mismatch(f: &PlanField, dt: &DataType) -> Error {
     invalid(format!(
         "field '{}' is written as '{}' ({:?}) but the batch holds Arrow type {dt}",
         f.path, f.type_name, f.shape
@@ -46,7 +39,7 @@ pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
         (Shape::Vector, DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _)) => {
             return check_type(&f.children[0], item.data_type())
         }
-        (Shape::Optional, dt) => return check_type(&f.children[0], dt),
+        (Shape::Optional | Shape::Wrapper, dt) => return check_type(&f.children[0], dt),
         (Shape::Array(n), DataType::FixedSizeList(item, m)) if i64::from(*m) == n as i64 => {
             return check_type(&f.children[0], item.data_type())
         }
@@ -81,14 +74,25 @@ pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
     }
 }
 
+/// The entries of `arr` that are null, for an optional of `arr`'s values. A
+/// union has no validity of its own: its null entries (a null value in the
+/// chosen child) are the empty optionals, so that ROOT reads an empty
+/// optional, not a present variant in the invalid state.
+pub(crate) fn value_nulls(arr: &dyn Array) -> Option<NullBuffer> {
+    match arr.data_type() {
+        DataType::Union(_, _) => arr.logical_nulls(),
+        _ => arr.nulls().cloned(),
+    }
+}
+
 /// Offsets of a string or list array, whatever their width.
-enum Offsets<'a> {
+pub(crate) enum Offsets<'a> {
     I32(&'a [i32]),
     I64(&'a [i64]),
 }
 
 impl Offsets<'_> {
-    fn get(&self, i: usize) -> u64 {
+    pub(crate) fn get(&self, i: usize) -> u64 {
         match self {
             Offsets::I32(o) => o[i] as u64,
             Offsets::I64(o) => o[i] as u64,
@@ -96,7 +100,7 @@ impl Offsets<'_> {
     }
 }
 
-fn list_parts<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<(Offsets<'a>, ArrayRef)> {
+pub(crate) fn list_parts<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<(Offsets<'a>, ArrayRef)> {
     if let Some(l) = arr.as_list_opt::<i32>() {
         Ok((Offsets::I32(l.value_offsets()), l.values().clone()))
     } else if let Some(l) = arr.as_list_opt::<i64>() {
@@ -108,7 +112,7 @@ fn list_parts<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<(Offsets<'a>, Arr
     }
 }
 
-fn string_parts<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<(Offsets<'a>, &'a [u8])> {
+pub(crate) fn string_parts<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<(Offsets<'a>, &'a [u8])> {
     if let Some(s) = arr.as_string_opt::<i32>() {
         Ok((Offsets::I32(s.value_offsets()), s.value_data()))
     } else if let Some(s) = arr.as_string_opt::<i64>() {
@@ -118,16 +122,16 @@ fn string_parts<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<(Offsets<'a>, &
     }
 }
 
-fn union_of<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<&'a UnionArray> {
+pub(crate) fn union_of<'a>(f: &PlanField, arr: &'a dyn Array) -> Result<&'a UnionArray> {
     arr.as_any().downcast_ref::<UnionArray>().ok_or_else(|| mismatch(f, arr.data_type()))
 }
 
 /// Entries of `[a, b)` that are null, if any.
-fn has_nulls(arr: &dyn Array, a: usize, b: usize) -> bool {
+pub(crate) fn has_nulls(arr: &dyn Array, a: usize, b: usize) -> bool {
     arr.nulls().is_some_and(|n| n.slice(a, b - a).null_count() > 0)
 }
 
-fn no_nulls(f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
+pub(crate) fn no_nulls(f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
     if has_nulls(arr, a, b) {
         return Err(invalid(format!(
             "field '{}' of type '{}' holds null values but is not a std::optional; declare it \
@@ -141,7 +145,7 @@ fn no_nulls(f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
 }
 
 /// Per alternative of a variant: the Arrow union type id to alternative index.
-fn alternative_of(f: &PlanField, tid: i8) -> Result<usize> {
+pub(crate) fn alternative_of(f: &PlanField, tid: i8) -> Result<usize> {
     f.union_type_ids
         .iter()
         .position(|&t| t == tid)
@@ -201,7 +205,7 @@ impl Filler {
             Shape::Optional => {
                 let child = &f.children[0];
                 let base = self.counts[child.id as usize];
-                match arr.nulls().filter(|n| n.slice(a, b - a).null_count() > 0) {
+                match value_nulls(arr).filter(|n| n.slice(a, b - a).null_count() > 0) {
                     None => {
                         push_blocks(&mut self.columns, f.columns[0], b - a, |j| base + j as u64 + 1)?;
                         self.append(child, arr, a, b)
@@ -242,6 +246,7 @@ impl Filler {
                 self.columns.push(f.columns[0], &bits)
             }
             Shape::Variant => self.append_variant(f, arr, a, b),
+            Shape::Wrapper => self.append(&f.children[0], arr, a, b),
         }
     }
 
@@ -317,37 +322,6 @@ impl Filler {
     }
 }
 
-/// Bytes of entries: what ROOT counts towards the unzipped cluster size
-/// (`packed`) and what their column elements take in the page buffers
-/// (`mem`, ROOT's in-memory element sizes).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Bytes {
-    pub packed: u64,
-    pub mem: u64,
-}
-
-impl std::ops::Add for Bytes {
-    type Output = Bytes;
-    fn add(self, o: Bytes) -> Bytes {
-        Bytes { packed: self.packed + o.packed, mem: self.mem + o.mem }
-    }
-}
-
-impl std::iter::Sum for Bytes {
-    fn sum<I: Iterator<Item = Bytes>>(iter: I) -> Bytes {
-        iter.fold(Bytes::default(), |a, b| a + b)
-    }
-}
-
-impl Bytes {
-    fn both(n: u64) -> Bytes {
-        Bytes { packed: n, mem: n }
-    }
-    fn of(n: u64, c: &ColumnPlan) -> Bytes {
-        Bytes { packed: n * c.packed_bytes(), mem: n * c.mem_size }
-    }
-}
-
 /// Elements converted per block: conversions (offsets, bits) never take
 /// more memory than this, whatever the batch size.
 const BLOCK: usize = 4096;
@@ -372,210 +346,12 @@ fn push_blocks<T: Element + Default>(
     Ok(())
 }
 
-/// The uncompressed bytes ROOT counts for entries `[a, b)` of field `f`, and
-/// the bytes their elements take in the page buffers.
-pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usize, b: usize) -> Bytes {
-    if a >= b {
-        return Bytes::default();
-    }
-    let n = (b - a) as u64;
-    let own = |i: usize| Bytes::of(n, &cols[f.columns[i]]);
-    match f.shape {
-        Shape::Leaf(_) => own(0),
-        Shape::String => match string_parts(f, arr) {
-            Ok((offs, _)) => own(0) + Bytes::of(offs.get(b) - offs.get(a), &cols[f.columns[1]]),
-            Err(_) => Bytes::default(),
-        },
-        Shape::Vector => match list_parts(f, arr) {
-            Ok((offs, values)) => {
-                own(0)
-                    + unzipped_bytes(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
-            }
-            Err(_) => Bytes::default(),
-        },
-        Shape::Optional => {
-            let child = &f.children[0];
-            Bytes { packed: n * OPTIONAL_APPEND_BYTES, mem: n * cols[f.columns[0]].mem_size }
-                + match arr.nulls().filter(|nb| nb.slice(a, b - a).null_count() > 0) {
-                    None => unzipped_bytes(child, cols, arr, a, b),
-                    Some(nulls) => nulls
-                        .inner()
-                        .slice(a, b - a)
-                        .set_slices()
-                        .map(|(s, e)| unzipped_bytes(child, cols, arr, a + s, a + e))
-                        .sum(),
-                }
-        }
-        Shape::Array(size) => match arr.as_fixed_size_list_opt() {
-            Some(l) => {
-                let start = l.value_offset(a) as usize;
-                unzipped_bytes(&f.children[0], cols, l.values().as_ref(), start, start + (b - a) * size as usize)
-            }
-            None => Bytes::default(),
-        },
-        Shape::Record => match arr.as_struct_opt() {
-            Some(s) => {
-                f.children.iter().zip(s.columns()).map(|(c, col)| unzipped_bytes(c, cols, col.as_ref(), a, b)).sum()
-            }
-            None => Bytes::default(),
-        },
-        // ROOT's `RBitsetField::AppendImpl` counts one byte per bit.
-        Shape::Bitset(size) => Bytes::both(n * size),
-        Shape::Variant => {
-            let Ok(u) = union_of(f, arr) else { return Bytes::default() };
-            let mut total = Bytes { packed: n * SWITCH_APPEND_BYTES, mem: n * cols[f.columns[0]].mem_size };
-            for i in a..b {
-                let tid = u.type_id(i);
-                let pos = u.value_offset(i);
-                let child = u.child(tid);
-                if let (Ok(k), false) = (alternative_of(f, tid), child.is_null(pos)) {
-                    total = total + unzipped_bytes(&f.children[k], cols, child.as_ref(), pos, pos + 1);
-                }
-            }
-            total
-        }
-    }
-}
-
-/// Checks entries `[a, b)` of `arr` against field `f` without appending
-/// anything, so that a batch the writer cannot take is refused as a whole:
-/// nulls outside optionals and variants, strings that are not UTF-8, union
-/// type ids of no alternative, values outside a `Real32Quant` range.
-pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usize, b: usize) -> Result<()> {
-    if a >= b {
-        return Ok(());
-    }
-    match f.shape {
-        Shape::Leaf(_) => {
-            no_nulls(f, arr, a, b)?;
-            check_quant_range(f, cols, arr, a, b)
-        }
-        Shape::String => {
-            no_nulls(f, arr, a, b)?;
-            let (offs, data) = string_parts(f, arr)?;
-            let (start, end) = (offs.get(a) as usize, offs.get(b) as usize);
-            match std::str::from_utf8(&data[start..end]) {
-                Ok(_) => Ok(()),
-                Err(e) => {
-                    let at = (start + e.valid_up_to()) as u64;
-                    // The entry holding the first bad byte: offsets are sorted.
-                    let (mut lo, mut hi) = (a, b);
-                    while hi - lo > 1 {
-                        let mid = lo + (hi - lo) / 2;
-                        if offs.get(mid) <= at {
-                            lo = mid;
-                        } else {
-                            hi = mid;
-                        }
-                    }
-                    Err(invalid(format!(
-                        "field '{}': string {lo} of the field's values in the batch is not valid UTF-8 ({e}); \
-                         std::string values must be UTF-8 text",
-                        f.path
-                    )))
-                }
-            }
-        }
-        Shape::Vector => {
-            no_nulls(f, arr, a, b)?;
-            let (offs, values) = list_parts(f, arr)?;
-            if f.order != Order::AsGiven {
-                check_orderable(f, &sort_keys(f, &values), offs.get(a) as usize, offs.get(b) as usize)?;
-            }
-            check_values(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
-        }
-        Shape::Optional => {
-            let child = &f.children[0];
-            match arr.nulls().filter(|n| n.slice(a, b - a).null_count() > 0) {
-                None => check_values(child, cols, arr, a, b),
-                Some(nulls) => {
-                    for (s, e) in nulls.inner().slice(a, b - a).set_slices() {
-                        check_values(child, cols, arr, a + s, a + e)?;
-                    }
-                    Ok(())
-                }
-            }
-        }
-        Shape::Array(n) => {
-            no_nulls(f, arr, a, b)?;
-            let l = arr.as_fixed_size_list_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
-            let start = l.value_offset(a) as usize;
-            check_values(&f.children[0], cols, l.values().as_ref(), start, start + (b - a) * n as usize)
-        }
-        Shape::Record => {
-            no_nulls(f, arr, a, b)?;
-            let s = arr.as_struct_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
-            for (c, col) in f.children.iter().zip(s.columns()) {
-                check_values(c, cols, col.as_ref(), a, b)?;
-            }
-            Ok(())
-        }
-        Shape::Bitset(n) => {
-            no_nulls(f, arr, a, b)?;
-            bitset_bits(f, n, arr, a, b).map(|_| ())
-        }
-        Shape::Variant => {
-            let u = union_of(f, arr)?;
-            // Runs of consecutive positions per alternative, checked at once.
-            let mut runs: Vec<Option<(usize, usize)>> = vec![None; f.children.len()];
-            for i in a..b {
-                let tid = u.type_id(i);
-                let k = alternative_of(f, tid)?;
-                let pos = u.value_offset(i);
-                let child = u.child(tid);
-                if child.is_null(pos) {
-                    continue;
-                }
-                match runs[k] {
-                    Some((s, e)) if e == pos => runs[k] = Some((s, e + 1)),
-                    Some((s, e)) => {
-                        check_values(&f.children[k], cols, child.as_ref(), s, e)?;
-                        runs[k] = Some((pos, pos + 1));
-                    }
-                    None => runs[k] = Some((pos, pos + 1)),
-                }
-            }
-            for (k, run) in runs.into_iter().enumerate() {
-                if let Some((s, e)) = run {
-                    check_values(&f.children[k], cols, u.child(f.union_type_ids[k]).as_ref(), s, e)?;
-                }
-            }
-            Ok(())
-        }
-    }
-}
-
-/// Values of a `Real32Quant` leaf must lie in its range (NaN does not).
-fn check_quant_range(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usize, b: usize) -> Result<()> {
-    let spec = &cols[f.columns[0]].spec;
-    let Some((min, max)) = spec.value_range else {
-        return Ok(());
-    };
-    let outside = |x: f64| !(min <= x && x <= max);
-    let bad = if let Some(p) = arr.as_primitive_opt::<Float64Type>() {
-        p.values()[a..b].iter().position(|&x| outside(x))
-    } else if let Some(p) = arr.as_primitive_opt::<Float32Type>() {
-        p.values()[a..b].iter().position(|&x| outside(f64::from(x)))
-    } else {
-        None
-    };
-    match bad {
-        None => Ok(()),
-        Some(i) => Err(invalid(format!(
-            "field '{}': value {} of the field's values in the batch is outside the quantization range [{min}, {max}] \
-             of its Real32Quant column",
-            f.path,
-            a + i
-        ))),
-    }
-}
-
 /// The bits of entries `[a, b)` of a `std::bitset<n>` field, bit 0 of each
 /// entry first (spec "std::bitset<N>": least significant bits first), from a
 /// fixed-size list of `n` booleans (item `k` is bit `k`, as `std::bitset::test(k)`)
 /// or from unsigned integers (bit `k` of the value; set bits at or above `n`
 /// are an error, as they do not fit).
-fn bitset_bits(f: &PlanField, n: u64, arr: &dyn Array, a: usize, b: usize) -> Result<Vec<bool>> {
+pub(crate) fn bitset_bits(f: &PlanField, n: u64, arr: &dyn Array, a: usize, b: usize) -> Result<Vec<bool>> {
     let n = n as usize;
     if let Some(l) = arr.as_fixed_size_list_opt() {
         let start = l.value_offset(a) as usize;
@@ -614,7 +390,7 @@ fn bitset_bits(f: &PlanField, n: u64, arr: &dyn Array, a: usize, b: usize) -> Re
 
 /// What the items of an ordered collection are sorted by: a map's pair key
 /// (`_0`), else the items themselves.
-fn sort_keys(f: &PlanField, values: &ArrayRef) -> ArrayRef {
+pub(crate) fn sort_keys(f: &PlanField, values: &ArrayRef) -> ArrayRef {
     let by_key = f.type_name.starts_with("std::map<") || f.type_name.starts_with("std::multimap<");
     match values.as_struct_opt() {
         Some(s) if by_key && s.num_columns() == 2 => s.column(0).clone(),
@@ -623,7 +399,7 @@ fn sort_keys(f: &PlanField, values: &ArrayRef) -> ArrayRef {
 }
 
 /// Floating-point keys must not be NaN: NaN has no place in `std::less`'s order.
-fn check_orderable(f: &PlanField, keys: &ArrayRef, s: usize, e: usize) -> Result<()> {
+pub(crate) fn check_orderable(f: &PlanField, keys: &ArrayRef, s: usize, e: usize) -> Result<()> {
     let nan = if let Some(p) = keys.as_primitive_opt::<Float64Type>() {
         p.values()[s..e].iter().position(|x| x.is_nan())
     } else if let Some(p) = keys.as_primitive_opt::<Float32Type>() {

@@ -19,8 +19,11 @@
 //!
 //! * `plan`: Arrow schema + [`FieldOverride`]s → field tree, C++ type
 //!   names, columns (the header envelope); it grows by late schema
-//!   extension ([`RNTupleWriter::add_fields`], deferred columns);
-//! * `project`: [`Projection`]s → projected fields with alias columns;
+//!   extension ([`RNTupleWriter::add_fields`], deferred columns). Split into
+//!   `infer` (types from Arrow), `overrides` (types and encodings users
+//!   give), `columns` (column rules); C++ names, the fundamental-type table
+//!   and [`Projection`]s (projected fields with alias columns) live in the
+//!   schema layer ([`crate::schema`]);
 //! * `fill`: Arrow arrays → column elements, entry ranges at a time (ordered
 //!   containers sorted, bitsets unpacked);
 //! * `pages`: page buffers that grow, seal and stay within a budget;
@@ -34,16 +37,18 @@
 //! * `parallel` ([`ParallelWriter`]): fill contexts on several threads filling clusters of one RNTuple.
 
 mod budget;
-mod cpp;
+mod columns;
 mod fill;
+mod infer;
 mod layout;
+mod measure;
 mod names;
 mod options;
+mod overrides;
 mod pages;
 mod parallel;
 mod plan;
 mod pool;
-mod project;
 mod shared;
 mod writer;
 

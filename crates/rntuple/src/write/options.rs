@@ -171,7 +171,12 @@ pub struct FieldOverride {
     ///   (the members are renamed `_0`, `_1`, …);
     /// * any other name for a struct: a typed record of that class, whose
     ///   members keep their names and inferred types. ROOT reads it with the
-    ///   class's dictionary or by emulating it.
+    ///   class's dictionary or by emulating it;
+    /// * any other name for integers: an enum of that underlying type (a
+    ///   leaf without columns over a subfield `_0`, as ROOT writes enums;
+    ///   ROOT needs the enum's dictionary to read it);
+    /// * `std::atomic<T>` for whatever `T` takes (a leaf without columns
+    ///   over a subfield `_0` of type `T`).
     pub type_name: Option<String>,
     /// Split (`Some(true)`) or plain (`Some(false)`) encodings for the
     /// field's own columns; default: split iff compressed.
@@ -180,6 +185,12 @@ pub struct FieldOverride {
     pub index32: Option<bool>,
     /// Storage of a `float` / `double` field.
     pub real: Option<RealEncoding>,
+    /// Version of a user class or enum (its `ClassDef` version), stored in
+    /// the field description (spec "Field Description"); default 0.
+    pub type_version: Option<u32>,
+    /// ROOT's checksum of a user class (`TClass::GetCheckSum()`), stored
+    /// with the field flag 0x04 (spec "Field Description").
+    pub type_checksum: Option<u32>,
 }
 
 impl FieldOverride {
@@ -191,6 +202,18 @@ impl FieldOverride {
     /// An override of the floating-point encoding only.
     pub fn real(encoding: RealEncoding) -> Self {
         FieldOverride { real: Some(encoding), ..Default::default() }
+    }
+
+    /// This override with the type version of a user class.
+    pub fn type_version(mut self, version: u32) -> Self {
+        self.type_version = Some(version);
+        self
+    }
+
+    /// This override with the type checksum of a user class.
+    pub fn type_checksum(mut self, checksum: u32) -> Self {
+        self.type_checksum = Some(checksum);
+        self
     }
 }
 

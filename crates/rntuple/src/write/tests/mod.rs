@@ -18,6 +18,7 @@ use super::*;
 
 mod ordered;
 mod schema_changes;
+mod schema_plan;
 
 /// Blobs appended to one buffer; offsets start at 100 as in a ROOT file.
 #[derive(Debug)]
@@ -374,6 +375,46 @@ fn optional_and_variant_columns_hold_root_offsets() {
     assert_eq!(idx, [1, 1, 1, 2, 3]);
     let ColumnValues::I32(v) = sink.column(&header, &lists, 1) else { panic!() };
     assert_eq!(v, [1, 4, 5]);
+}
+
+/// A null entry of an optional of a variant is an empty optional, as ROOT
+/// writes a reset `std::optional<std::variant<…>>` (its index does not
+/// advance and the variant gets no switch element), not a present variant
+/// in the invalid state.
+#[test]
+fn empty_optionals_of_variants_are_empty() {
+    use arrow_schema::UnionFields;
+    let fields = UnionFields::try_new(
+        [0i8, 1],
+        [Field::new("i", DataType::Int32, true), Field::new("f", DataType::Float32, true)],
+    )
+    .unwrap();
+    // 7, null, 2.5, null, 9
+    let ints: ArrayRef = Arc::new(Int32Array::from(vec![Some(7), None, None, Some(9)]));
+    let floats: ArrayRef = Arc::new(Float32Array::from(vec![2.5]));
+    let u = UnionArray::try_new(
+        fields,
+        vec![0i8, 0, 1, 0, 0].into(),
+        Some(vec![0i32, 1, 0, 2, 3].into()),
+        vec![ints, floats],
+    )
+    .unwrap();
+    for (name, ov) in [
+        ("inferred", HashMap::new()),
+        (
+            "unique_ptr",
+            HashMap::from([("o".to_string(), FieldOverride::type_name("std::unique_ptr<std::variant<int,float>>"))]),
+        ),
+    ] {
+        let mut sink = MemorySink::new(1 << 30);
+        write(&mut sink, &[one("o", u.clone(), true)], &ov, WriteOptions { compression: 0, ..Default::default() });
+        let (header, _, lists) = sink.read("t");
+        assert!(header.schema.fields[0].type_name.ends_with("<std::variant<std::int32_t,float>>"), "{name}");
+        let ColumnValues::Index(idx) = sink.column(&header, &lists, 0) else { panic!() };
+        assert_eq!(idx, [1, 1, 2, 2, 3], "{name}");
+        let ColumnValues::Switch { index, tag } = sink.column(&header, &lists, 1) else { panic!() };
+        assert_eq!((index, tag), (vec![0, 0, 1], vec![1, 2, 1]), "{name}: one switch element per present value");
+    }
 }
 
 #[test]

@@ -128,7 +128,7 @@ fn wrong_projections_are_refused_and_leave_the_writer_usable() {
         (vec![Projection::typed("y", "std::map<int>", "x")], "std::map takes two template arguments"),
     ];
     for (p, expected) in cases {
-        let e = w.add_fields(&Schema::empty(), &HashMap::new(), &p).unwrap_err().to_string();
+        let e = w.add_fields(&Schema::empty(), &HashMap::new(), &p).expect_err(&format!("{p:?}")).to_string();
         assert!(e.contains(expected), "{p:?}: {e}");
         assert!(e.contains(&format!("projection '{}'", p[0].name)) || e.contains("invalid"), "{e}");
     }

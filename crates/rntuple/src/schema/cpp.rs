@@ -1,17 +1,19 @@
-//! C++ type names given in [`super::FieldOverride::type_name`], parsed into
-//! the shapes the writer knows (spec "Mapping of C++ Types to Fields and
-//! Columns"). Template arguments are re-spelled from the parsed form, so the
-//! names written follow the spec's normalization ("Type Name Normalization")
+//! C++ type names parsed into the shapes RNTuple knows (spec "Mapping of
+//! C++ Types to Fields and Columns"): the writer parses the names users give
+//! (`rntuple::write::FieldOverride::type_name`, projections), the reader's
+//! classification the names it finds on disk. Template arguments are
+//! re-spelled from the parsed form ([`CppType::normalized`]), so the names
+//! written follow the spec's normalization ("Type Name Normalization")
 //! whatever spacing or aliases (`int`, `ROOT::RVec`) the user wrote.
 
 use rntuple_format::{Error, Result};
 
-use crate::schema::typename::split_template;
-use crate::schema::Primitive;
+use super::typename::split_template;
+use super::Primitive;
 
 /// A parsed C++ type.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum CppType {
+pub enum CppType {
     /// A fundamental type; `double32` for ROOT's `Double32_t`.
     Prim {
         prim: Primitive,
@@ -55,25 +57,29 @@ pub(crate) enum CppType {
     },
     /// `std::bitset<N>`: a repetitive leaf with a `Bit` column (spec "std::bitset<N>").
     Bitset(u64),
+    /// `std::atomic<T>`: a leaf without columns whose subfield `_0` is the
+    /// `T` (spec "std::atomic<T>").
+    Atomic(Box<CppType>),
 }
 
-/// The normalized C++ name of a fundamental type.
-pub(crate) fn primitive_name(p: Primitive) -> &'static str {
-    match p {
-        Primitive::Bool => "bool",
-        Primitive::Byte => "std::byte",
-        Primitive::Char => "char",
-        Primitive::I8 => "std::int8_t",
-        Primitive::U8 => "std::uint8_t",
-        Primitive::I16 => "std::int16_t",
-        Primitive::U16 => "std::uint16_t",
-        Primitive::I32 => "std::int32_t",
-        Primitive::U32 => "std::uint32_t",
-        Primitive::I64 => "std::int64_t",
-        Primitive::U64 => "std::uint64_t",
-        Primitive::F32 => "float",
-        Primitive::F64 => "double",
-    }
+/// `tmpl<a,b,…suffix>` from the `(type name, type alias)` of the template
+/// arguments, and the alias spelled with the arguments' aliases when any has
+/// one (spec "Type Name Normalization": the alias keeps `Double32_t`), else
+/// empty.
+pub fn template_spelling<'a>(
+    tmpl: &str,
+    args: impl Iterator<Item = (&'a str, &'a str)> + Clone,
+    suffix: &str,
+) -> (String, String) {
+    let names: Vec<&str> = args.clone().map(|(t, _)| t).collect();
+    let type_name = format!("{tmpl}<{}{suffix}>", names.join(","));
+    let alias = if args.clone().any(|(_, a)| !a.is_empty()) {
+        let names: Vec<&str> = args.map(|(t, a)| if a.is_empty() { t } else { a }).collect();
+        format!("{tmpl}<{}{suffix}>", names.join(","))
+    } else {
+        String::new()
+    };
+    (type_name, alias)
 }
 
 fn invalid(name: &str, why: impl std::fmt::Display) -> Error {
@@ -100,7 +106,7 @@ fn parse_size(name: &str, size: &str) -> Result<u64> {
 }
 
 /// Parses a C++ type name.
-pub(crate) fn parse(name: &str) -> Result<CppType> {
+pub fn parse(name: &str) -> Result<CppType> {
     let name = name.trim();
     let name = name.strip_prefix("::").unwrap_or(name);
     if name.is_empty() {
@@ -153,6 +159,13 @@ pub(crate) fn parse(name: &str) -> Result<CppType> {
                     return Err(invalid(name, "an optional of an optional cannot be written from Arrow data"));
                 }
                 Ok(CppType::Optional { tmpl, item: Box::new(item) })
+            }
+            "std::atomic" => {
+                let item = parse(one_arg(name, &args)?)?;
+                if matches!(item, CppType::Atomic(_)) {
+                    return Err(invalid(name, "an atomic of an atomic is not a C++ type"));
+                }
+                Ok(CppType::Atomic(Box::new(item)))
             }
             "std::array" => {
                 let [item, size] = args[..] else {
@@ -218,6 +231,9 @@ mod tests {
         assert_eq!(parse("ROOT::RNTupleCardinality<std::uint32_t>").unwrap(), CppType::Cardinality { wide: false });
         assert_eq!(parse("ROOT::RNTupleCardinality<unsigned long>").unwrap(), CppType::Cardinality { wide: true });
         assert_eq!(parse("std::bitset<12>").unwrap(), CppType::Bitset(12));
+        let a = parse("std::atomic< int >").unwrap();
+        assert_eq!(a, CppType::Atomic(Box::new(CppType::Prim { prim: Primitive::I32, double32: false })));
+        assert!(matches!(parse("std::vector<std::atomic<float>>").unwrap(), CppType::Vector { .. }));
         for bad in [
             "",
             "std::map<int>",
@@ -226,6 +242,8 @@ mod tests {
             "std::optional<std::optional<int>>",
             "float*",
             "std::array<int,x>",
+            "std::atomic<std::atomic<int>>",
+            "std::atomic<int,int>",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
