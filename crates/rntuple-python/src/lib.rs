@@ -239,6 +239,7 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<write::PyFileWriter>()?;
     m.add_class::<write::PyRNTupleWriter>()?;
     write::add_write_error(m)?;
+    m.add_function(wrap_pyfunction!(write::compression_setting, m)?)?;
     tools::register(m)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;

@@ -208,10 +208,11 @@ def _record(arr: pa.Array, f: Field, keys: frozenset[str] | None) -> ak.contents
     names = []
     for member, route in f.record_members():
         if keys is not None and not member.in_variant and member.display_path not in keys:
-            continue
-        a = arr
+            continue  # not read (the reader leaves out unselected members)
+        a, at = arr, f
         for i in route:
-            a = a.field(i)
+            at = at.children[i]
+            a = a.field(at.name)
         contents.append(field_to_layout(a, member, keys))
         names.append(member.display_name)
     return ak.contents.RecordArray(contents, None if f.is_tuple_like() else names, length=len(arr))

@@ -216,16 +216,7 @@ def atomic_output(path: str) -> Iterator[str]:
 
 
 def split_compression(spec: int | str | None) -> tuple[int | str | None, int | None]:
-    """``"zstd:7"`` -> ``("zstd", 7)``; ``"505"`` -> ``(505, None)``; anything else unchanged."""
-    if isinstance(spec, str):
-        text = spec.strip()
-        if text.isdigit():
-            return int(text), None
-        name, sep, level = text.partition(":")
-        if sep:
-            if not level.strip().isdigit():
-                raise ConvertError(f"compression {spec!r}: the level after ':' must be an integer (like 'zstd:7')")
-            return name.strip(), int(level)
+    """``(spec, None)``: kept for callers of the old split; :func:`compression_setting` parses ``"zstd:7"``."""
     return spec, None
 
 
@@ -971,10 +962,7 @@ def convert(
     """
     specs = _fspath_list(inputs)
     out = os.fspath(output)
-    comp, level = split_compression(compression)
-    if compression_level is not None:
-        level = compression_level
-    setting = compression_setting(comp, level)
+    setting = compression_setting(compression, compression_level)
     files = _expand(specs)
     out_abs = os.path.abspath(out)
     for path, _ in files:
