@@ -8,9 +8,9 @@ raises ``KeyboardInterrupt``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
