@@ -3,6 +3,7 @@
 //! them into awkward / numpy / pandas objects. Writing (`write`): record
 //! batches cross the other way and are written with the GIL released.
 
+mod nulls;
 mod tools;
 mod write;
 
@@ -240,6 +241,8 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<write::PyRNTupleWriter>()?;
     write::add_write_error(m)?;
     m.add_function(wrap_pyfunction!(write::compression_setting, m)?)?;
+    m.add_function(wrap_pyfunction!(nulls::null_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(nulls::tighten_schema, m)?)?;
     tools::register(m)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;

@@ -18,7 +18,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyTuple, PyType};
 use pyo3_arrow::{PyRecordBatch, PySchema};
-use rntuple::write::{Compression, FieldOverride, Projection, RNTupleWriter, RealEncoding, SharedFileWriter, WriteOptions};
+use rntuple::write::{
+    Compression, FieldOverride, Projection, RNTupleWriter, RealEncoding, SharedFileWriter, WriteOptions,
+};
 use rntuple_container::write::WriterOptions;
 use rntuple_format::Error;
 

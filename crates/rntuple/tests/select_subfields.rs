@@ -65,7 +65,8 @@ fn open(name: &str) -> (RNTupleFile, RecordBatch) {
     let batch = events(5000);
     let path = scratch(&format!("select-{name}.root"));
     let options = WriteOptions {
-        approx_zipped_cluster_size: 20_000,
+        approx_zipped_cluster_size: 4000,
+        max_unzipped_cluster_size: 64 * 1024,
         max_unzipped_page_size: 1024,
         initial_unzipped_page_size: 64,
         ..Default::default()

@@ -329,25 +329,6 @@ def _decoded_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def _tighten(f: pa.Field, path: str, nulls: set[str]) -> pa.Field:
-    """``f`` nullable only where the data hold nulls (unlike the writer's inference, map keys and values too,
-    so that a Parquet map comes back with the types it went in with)."""
-    t = f.type
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        item = _tighten(t.value_field, path + "._0", nulls)
-        if pa.types.is_fixed_size_list(t):
-            t = pa.list_(item, t.list_size)
-        else:
-            t = pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item)
-    elif pa.types.is_map(t):
-        key = _tighten(t.key_field, path + "._0._0", nulls)
-        item = _tighten(t.item_field, path + "._0._1", nulls)
-        t = pa.map_(key, item)
-    elif pa.types.is_struct(t):
-        t = pa.struct([_tighten(t.field(i), f"{path}.{t.field(i).name}", nulls) for i in range(t.num_fields)])
-    return pa.field(f.name, t, f.nullable and path in nulls, f.metadata)
-
-
 def _conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema, where: str) -> pa.Table:
     """``table`` with ``schema``'s column order and exact types (nullability, list item names)."""
     if isinstance(table, pa.RecordBatch):
@@ -699,7 +680,7 @@ class _ParquetSource:
                 for batch in pf.iter_batches(batch_size=65536, columns=scan):
                     for name in scan:
                         null_paths(batch.column(name), name, nulls)
-        return pa.schema([_tighten(f, f.name, nulls) for f in schema], metadata=schema.metadata)
+        return pa.schema(_lib.tighten_schema(schema, nulls, maps=True))
 
     def close(self) -> None:
         for pf in self._files:

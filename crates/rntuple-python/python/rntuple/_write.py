@@ -312,34 +312,9 @@ def _decode_dictionaries(table: pa.Table) -> pa.Table:
 
 
 def null_paths(array: pa.Array, path: str, out: set[str]) -> None:
-    """Adds ``path`` and the paths below it whose values hold nulls (the only nulls that matter)."""
-    if array.null_count:
-        out.add(path)
-    t = array.type
-    if pa.types.is_dictionary(t):
-        return
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        null_paths(array.flatten(), path + "._0", out)
-    elif pa.types.is_map(t):
-        null_paths(array.keys, path + "._0._0", out)
-        null_paths(array.items, path + "._0._1", out)
-    elif pa.types.is_struct(t):
-        for i in range(t.num_fields):
-            null_paths(array.field(i), f"{path}.{t.field(i).name}", out)
-
-
-def _tighten(field: pa.Field, path: str, nulls: set[str]) -> pa.Field:
-    """``field`` nullable only where the data hold nulls."""
-    t = field.type
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        item = _tighten(t.value_field, path + "._0", nulls)
-        if pa.types.is_fixed_size_list(t):
-            t = pa.list_(item, t.list_size)
-        else:
-            t = pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item)
-    elif pa.types.is_struct(t):
-        t = pa.struct([_tighten(t.field(i), f"{path}.{t.field(i).name}", nulls) for i in range(t.num_fields)])
-    return pa.field(field.name, t, field.nullable and path in nulls, field.metadata)
+    """Adds ``path`` and the paths below it whose values hold nulls under valid parents (the only
+    nulls that matter; the inference is the Rust package's, ``src/nulls.rs``)."""
+    out.update(_lib.null_paths(array, path))
 
 
 def _declared_schema(table: pa.Table, exact: bool) -> pa.Schema:
@@ -353,7 +328,7 @@ def _declared_schema(table: pa.Table, exact: bool) -> pa.Schema:
         for i, name in enumerate(table.column_names):
             for chunk in table.column(i).chunks:
                 null_paths(chunk, name, nulls)
-        schema = pa.schema([_tighten(f, f.name, nulls) for f in table.schema], metadata=table.schema.metadata)
+        schema = pa.schema(_lib.tighten_schema(table.schema, nulls))
     for field in schema:
         if _has_null_type(field.type):
             raise WriteError(

@@ -33,8 +33,8 @@ use arrow_schema::Schema as ArrowSchema;
 use rntuple_format::{Error, Result};
 
 pub use io::{IoStats, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
-pub(crate) use source::column_multipliers;
 pub(crate) use select::{resolve as resolve_selection, Selected};
+pub(crate) use source::column_multipliers;
 pub use source::PageSource;
 
 /// Reads the selected fields (or parts of fields, see [`resolve_selection`]) for

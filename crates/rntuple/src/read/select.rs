@@ -136,11 +136,10 @@ mod tests {
         let leaf = |n: &str| node(n, FieldKind::Primitive(Primitive::F32), Vec::new());
         let base = node(":_0", FieldKind::Record, vec![leaf("charge")]);
         let item = node("_0", FieldKind::Record, vec![base, leaf("pt"), leaf("eta")]);
-        vec![node("n", FieldKind::Primitive(Primitive::I32), Vec::new()), node(
-            "Muon",
-            FieldKind::Collection { nullable: false },
-            vec![item],
-        )]
+        vec![
+            node("n", FieldKind::Primitive(Primitive::I32), Vec::new()),
+            node("Muon", FieldKind::Collection { nullable: false }, vec![item]),
+        ]
     }
 
     #[test]
