@@ -1124,3 +1124,38 @@ def test_file_size_against_root(tmp_path):
     assert {f.name: f.type_name for f in written.fields} == {f.name: f.type_name for f in events.fields}
     assert [c.type for c in written.columns] == [c.type for c in events.columns]
     assert ratio <= 1.05
+
+
+def test_compression_settings_are_parsed_by_the_one_rust_parser(tmp_path):
+    """The names the CLI and ``rntuple merge`` take (``"zstd:9"``, ``"lzma:7"``...) work in Python too;
+    ROOT's settings are checked by reading back the compression of every page (uproot)."""
+    import uproot
+
+    assert rntuple.compression_setting("zstd:9") == 509
+    assert rntuple.compression_setting(" LZMA:7 ") == 207
+    assert rntuple.compression_setting("lz4:2") == 402
+    assert rntuple.compression_setting("505") == rntuple.compression_setting(np.int64(505)) == 505
+    assert rntuple.compression_setting("off") == 0
+    assert rntuple.compression_setting("zstd:7", 9) == 509  # the level replaces the name's
+    assert rntuple.compression_setting(uproot.ZSTD(3)) == 503
+    for bad, error, message in [
+        ("zstd:x", rntuple.WriteError, "the level after ':' must be an integer"),
+        ("zstd:0", rntuple.WriteError, "compression_level must be an integer from 1 to 99"),
+        (901, rntuple.WriteError, "compression setting 901"),
+        (-5, rntuple.WriteError, "negative"),
+        (True, TypeError, "compression must be a setting like 505"),
+        (1.5, TypeError, "compression must be a setting like 505"),
+    ]:
+        with pytest.raises(error, match=message):
+            rntuple.compression_setting(bad)
+    with pytest.raises(rntuple.WriteError, match="compression_level must be an integer from 1 to 99, not True"):
+        rntuple.compression_setting("zstd", True)
+    path = tmp_path / "c.root"
+    data = {"x": np.arange(5000, dtype=np.float64)}
+    with rntuple.recreate(path, compression="zstd:9") as f:
+        f["a"] = data
+        f.mkrntuple("b", data, compression="lzma:3").extend(data)
+    with uproot.open(path) as f:
+        for name, setting in [("a", 509), ("b", 203)]:
+            ranges = f[name].page_link_list
+            assert {c.compression_settings for cluster in ranges for c in cluster} == {setting}, name

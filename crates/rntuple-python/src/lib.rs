@@ -4,6 +4,7 @@
 //! batches cross the other way and are written with the GIL released.
 
 mod attrs;
+mod nulls;
 mod tools;
 mod write;
 
@@ -234,6 +235,9 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<write::PyFileWriter>()?;
     m.add_class::<write::PyRNTupleWriter>()?;
     write::add_write_error(m)?;
+    m.add_function(wrap_pyfunction!(write::compression_setting, m)?)?;
+    m.add_function(wrap_pyfunction!(nulls::null_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(nulls::tighten_schema, m)?)?;
     tools::register(m)?;
     attrs::register(m)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;

@@ -16,9 +16,11 @@ use arrow_schema::SchemaRef;
 use pyo3::exceptions::{PyFileNotFoundError, PyIOError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::{PyBool, PyDict, PyTuple, PyType};
 use pyo3_arrow::{PyRecordBatch, PySchema};
-use rntuple::write::{FieldOverride, Projection, RNTupleWriter, RealEncoding, SharedFileWriter, WriteOptions};
+use rntuple::write::{
+    Compression, FieldOverride, Projection, RNTupleWriter, RealEncoding, SharedFileWriter, WriteOptions,
+};
 use rntuple_container::write::WriterOptions;
 use rntuple_format::Error;
 
@@ -380,6 +382,54 @@ impl PyRNTupleWriter {
         }
         Ok(())
     }
+}
+
+/// ROOT's compression setting (`algorithm * 100 + level`) of `compression`:
+/// a setting (`505`), a name with an optional level (`"zstd"`, `"zstd:9"`,
+/// `"none"`; [`Compression::parse`]), `None` (no compression) or an object
+/// with an integer `code` (uproot's `ZSTD(5)`); `level` replaces its level.
+#[pyfunction]
+#[pyo3(signature = (compression, level = None))]
+pub(crate) fn compression_setting(
+    py: Python<'_>,
+    compression: &Bound<'_, PyAny>,
+    level: Option<&Bound<'_, PyAny>>,
+) -> PyResult<u32> {
+    let not_a_setting = || -> PyResult<PyErr> {
+        Ok(PyTypeError::new_err(format!(
+            "compression must be a setting like 505 or a name like 'zstd', not {}",
+            compression.repr()?
+        )))
+    };
+    let level = match level {
+        Some(l) if !l.is_none() => match (l.is_instance_of::<PyBool>(), l.extract::<i64>()) {
+            (false, Ok(v)) => Some(v),
+            _ => {
+                let msg = format!("compression_level must be an integer from 1 to 99, not {}", l.repr()?);
+                return Err(write_error(py, msg));
+            }
+        },
+        _ => None,
+    };
+    let parsed = if compression.is_none() {
+        Ok(Compression::NONE)
+    } else if compression.is_instance_of::<PyBool>() {
+        return Err(not_a_setting()?);
+    } else if let Ok(text) = compression.extract::<String>() {
+        Compression::parse(&text)
+    } else if let Ok(n) = compression.extract::<i64>().or_else(|_| compression.getattr("code")?.extract::<i64>()) {
+        match u32::try_from(n) {
+            Ok(n) => Compression::from_setting(n),
+            Err(_) => return Err(write_error(py, format!("compression setting {n} is negative or too large"))),
+        }
+    } else {
+        return Err(not_a_setting()?);
+    };
+    let parsed = match level {
+        Some(l) => parsed.and_then(|c| c.with_level(l)),
+        None => parsed,
+    };
+    parsed.map(Compression::setting).map_err(|e| to_py_write(py, e))
 }
 
 /// `WriteOptions` from a dict of its fields; unknown keys are an error.

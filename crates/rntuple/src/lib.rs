@@ -195,22 +195,19 @@ impl RNTuple {
         Arc::new(ArrowSchema::new(self.readable_fields().iter().map(|f| f.arrow_field()).collect::<Vec<_>>()))
     }
 
-    fn select(&self, fields: Option<&[&str]>) -> Result<Vec<&FieldNode>> {
+    fn select(&self, fields: Option<&[&str]>) -> Result<Vec<read::Selected<'_>>> {
         match fields {
-            None => Ok(self.readable_fields()),
-            Some(names) => names
-                .iter()
-                .map(|n| {
-                    self.schema
-                        .field(n)
-                        .ok_or_else(|| Error::NotFound { what: format!("field '{n}' in RNTuple '{}'", self.path) })
-                })
-                .collect(),
+            None => Ok(self.readable_fields().into_iter().map(read::Selected::whole).collect()),
+            Some(paths) => read::resolve_selection(&self.schema.fields, paths, &self.path),
         }
     }
 
-    /// Reads top-level `fields` (all readable ones when `None`) for entries
-    /// `[entry_start, entry_stop)` (clamped to the number of entries).
+    /// Reads `fields` (all readable ones when `None`) for entries
+    /// `[entry_start, entry_stop)` (clamped to the number of entries). A
+    /// field is a top-level name or the dotted path of a subfield
+    /// (`"Muon.pt"`), which reads that subfield's columns and the offsets
+    /// of the collections above it only; the record batch then holds the
+    /// top-level field with only the selected members.
     pub fn read(&self, fields: Option<&[&str]>, entry_start: u64, entry_stop: u64) -> Result<RecordBatch> {
         self.read_with(fields, entry_start, entry_stop, &self.options)
     }

@@ -4,8 +4,7 @@ The layouts are built directly on the Arrow buffers (``numpy.frombuffer``),
 so numbers, offsets and string bytes are not copied. Copies happen only where
 uproot's form needs different values: bit-packed booleans are unpacked, a few
 dtypes are narrowed to the column's type (uproot types a leaf by its column,
-not by its C++ type), variant tags are shifted, and ``std::unique_ptr``
-values are compacted into a list.
+not by its C++ type) and variant tags are shifted.
 
 Form per field kind (uproot 5.7 for RNTuple):
 
@@ -14,8 +13,10 @@ primitive, cardinality       NumpyArray of the first column's type
 string                       ListOffsetArray(NumpyArray uint8 "char") "string"
 streamer (uproot: error)     ListOffsetArray(NumpyArray uint8 "byte") "bytestring"
 collection                   ListOffsetArray (offsets i32 for 32-bit index columns)
-std::optional                IndexedOptionArray
-std::unique_ptr              ListOffsetArray with zero or one item
+std::optional                IndexedOptionArray (of a variant: UnionArray of
+                             option contents)
+std::unique_ptr              IndexedOptionArray, as ROOT reads it (uproot:
+                             ListOffsetArray with zero or one item)
 std::array, std::bitset      RegularArray
 class                        RecordArray with field names
 pair, tuple, empty class     RecordArray without field names (a tuple)
@@ -186,21 +187,17 @@ def field_to_layout(arr: pa.Array, f: Field, keys: frozenset[str] | None = None)
 
 
 def _optional(arr: pa.Array, f: Field, keys: frozenset[str] | None) -> ak.contents.Content:
-    """``std::optional`` -> IndexedOptionArray, ``std::unique_ptr`` -> list of zero or one item."""
+    """``std::optional`` and ``std::unique_ptr`` -> IndexedOptionArray (None or the value, as ROOT reads
+    both); around a ``std::variant`` the option goes into the union's contents (awkward has no option
+    of a union)."""
     valid = _valid(arr)
     content = field_to_layout(arr, f.children[0], keys)
     wide = not _index_is_32bit(f)
-    if f.type_name.startswith("std::optional"):
-        positions = np.arange(len(arr), dtype=np.int64 if wide else np.int32)
-        return ak.contents.IndexedOptionArray(_index(np.where(valid, positions, -1), wide), content)
-    offsets = np.zeros(len(arr) + 1, np.int64)
-    np.cumsum(valid, out=offsets[1:])
-    items = content
-    if not valid.all():
-        items = content[np.flatnonzero(valid)]
-        if isinstance(items, ak.contents.IndexedArray):  # records are carried lazily
-            items = items.project()
-    return ak.contents.ListOffsetArray(_index(offsets, wide), items)
+    positions = np.arange(len(arr), dtype=np.int64 if wide else np.int32)
+    index = _index(np.where(valid, positions, -1), wide)
+    if content.is_union:
+        return ak.contents.IndexedOptionArray.simplified(index, content)
+    return ak.contents.IndexedOptionArray(index, content)
 
 
 def _record(arr: pa.Array, f: Field, keys: frozenset[str] | None) -> ak.contents.Content:
@@ -208,10 +205,11 @@ def _record(arr: pa.Array, f: Field, keys: frozenset[str] | None) -> ak.contents
     names = []
     for member, route in f.record_members():
         if keys is not None and not member.in_variant and member.display_path not in keys:
-            continue
-        a = arr
+            continue  # not read (the reader leaves out unselected members)
+        a, at = arr, f
         for i in route:
-            a = a.field(i)
+            at = at.children[i]
+            a = a.field(at.name)
         contents.append(field_to_layout(a, member, keys))
         names.append(member.display_name)
     return ak.contents.RecordArray(contents, None if f.is_tuple_like() else names, length=len(arr))

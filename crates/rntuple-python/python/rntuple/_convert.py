@@ -139,16 +139,7 @@ def atomic_output(path: str) -> Iterator[str]:
 
 
 def split_compression(spec: int | str | None) -> tuple[int | str | None, int | None]:
-    """``"zstd:7"`` -> ``("zstd", 7)``; ``"505"`` -> ``(505, None)``; anything else unchanged."""
-    if isinstance(spec, str):
-        text = spec.strip()
-        if text.isdigit():
-            return int(text), None
-        name, sep, level = text.partition(":")
-        if sep:
-            if not level.strip().isdigit():
-                raise ConvertError(f"compression {spec!r}: the level after ':' must be an integer (like 'zstd:7')")
-            return name.strip(), int(level)
+    """``(spec, None)``: kept for callers of the old split; :func:`compression_setting` parses ``"zstd:7"``."""
     return spec, None
 
 
@@ -259,25 +250,6 @@ def _decoded_type(t: pa.DataType) -> pa.DataType:
             t.key_field.with_type(_decoded_type(t.key_type)), t.item_field.with_type(_decoded_type(t.item_type))
         )
     return t
-
-
-def _tighten(f: pa.Field, path: str, nulls: set[str]) -> pa.Field:
-    """``f`` nullable only where the data hold nulls (unlike the writer's inference, map keys and values too,
-    so that a Parquet map comes back with the types it went in with)."""
-    t = f.type
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        item = _tighten(t.value_field, path + "._0", nulls)
-        if pa.types.is_fixed_size_list(t):
-            t = pa.list_(item, t.list_size)
-        else:
-            t = pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item)
-    elif pa.types.is_map(t):
-        key = _tighten(t.key_field, path + "._0._0", nulls)
-        item = _tighten(t.item_field, path + "._0._1", nulls)
-        t = pa.map_(key, item)
-    elif pa.types.is_struct(t):
-        t = pa.struct([_tighten(t.field(i), f"{path}.{t.field(i).name}", nulls) for i in range(t.num_fields)])
-    return pa.field(f.name, t, f.nullable and path in nulls, f.metadata)
 
 
 def _conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema, where: str) -> pa.Table:
@@ -631,7 +603,7 @@ class _ParquetSource:
                 for batch in pf.iter_batches(batch_size=65536, columns=scan):
                     for name in scan:
                         null_paths(batch.column(name), name, nulls)
-        return pa.schema([_tighten(f, f.name, nulls) for f in schema], metadata=schema.metadata)
+        return pa.schema(_lib.tighten_schema(schema, nulls, maps=True))
 
     def close(self) -> None:
         for pf in self._files:
@@ -894,10 +866,7 @@ def convert(
     """
     specs = _fspath_list(inputs)
     out = os.fspath(output)
-    comp, level = split_compression(compression)
-    if compression_level is not None:
-        level = compression_level
-    setting = compression_setting(comp, level)
+    setting = compression_setting(compression, compression_level)
     files = _expand(specs)
     out_abs = os.path.abspath(out)
     for path, _ in files:

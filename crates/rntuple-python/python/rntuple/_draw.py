@@ -36,7 +36,7 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import awkward as ak
 import numpy as np
@@ -270,7 +270,7 @@ class Expression:
                 left = right
             return out
         if isinstance(node, ast.Call):
-            fn = FUNCTIONS[node.func.id][0]  # type: ignore[union-attr]
+            fn = FUNCTIONS[cast(ast.Name, node.func).id][0]  # a Name: checked when parsed
             return fn(*(self._eval(a, env) for a in node.args))
         if isinstance(node, ast.Attribute):
             value = self._eval(node.value, env)

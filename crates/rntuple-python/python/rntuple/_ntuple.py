@@ -220,16 +220,18 @@ class RNTuple:
         filter_name: Filter,
         filter_typename: Filter = None,
         filter_field: Callable[[Field], bool] | None = None,
-    ) -> tuple[list[Field], frozenset[str] | None]:
-        """Top-level fields to read and, when only parts of records are selected, the paths to keep.
+    ) -> tuple[list[Field], frozenset[str] | None, list[str]]:
+        """Top-level fields to read, the display paths to keep when only parts of records are
+        selected (None: everything), and the on-disk paths the reader reads.
 
         Like uproot, the filters are tried on every field: ``filter_name`` on
         its name and on its dotted path (``"rec.member"``, also with a leading
         dot), ``filter_typename`` on its C++ type, ``filter_field`` on the
         ``Field``; a field passing all three is selected with all its
         subfields, and a selected subfield comes with its parents but not with
-        its siblings. ``expressions`` are names or paths, used as a
-        ``filter_name``; an unknown one raises ``KeyError``.
+        its siblings: the reader reads that subfield's columns and the offsets
+        of the collections above it only. ``expressions`` are names or paths,
+        used as a ``filter_name``; an unknown one raises ``KeyError``.
         """
         if expressions is not None:
             if filter_name is not None:
@@ -244,11 +246,12 @@ class RNTuple:
             raise TypeError(f"filter_field must be None or a function of Field -> bool, not {filter_field!r}")
         candidates = [f for f in self.fields if f.readable]
         if filter_name is None and filter_typename is None and filter_field is None:
-            return candidates, None
+            return candidates, None, [f.name for f in candidates]
         accept_name = make_filter(filter_name)
         accept_type = make_filter(filter_typename)
         paths = []
         chosen = set()
+        on_disk = []
         for f in iter_fields(candidates):
             path = f.display_path
             if path is None:
@@ -261,6 +264,7 @@ class RNTuple:
                 and (filter_field is None or filter_field(f))
             ):
                 chosen.add(path)
+                on_disk.append(f.path)
         # A selected field brings its subfields; every ancestor of a kept path is kept too.
         keys: set[str] = set()
         for path in paths:
@@ -269,10 +273,14 @@ class RNTuple:
                 keys.add(path)
                 keys.update(prefixes)
         fields = [f for f in candidates if f.name in keys]
-        return fields, frozenset(keys)
+        return fields, frozenset(keys), on_disk
 
-    def _read_batch(self, fields: list[Field], start: int, stop: int, threads: int | None = None) -> pa.RecordBatch:
-        return pa.record_batch(self._inner.read([f.name for f in fields], start, stop, _threads(threads)))
+    def _read_batch(
+        self, fields: list[Field], start: int, stop: int, threads: int | None = None, paths: list[str] | None = None
+    ) -> pa.RecordBatch:
+        """Reads ``fields`` or, with ``paths``, only those (dotted, on-disk) parts of them."""
+        names = [f.name for f in fields] if paths is None else paths
+        return pa.record_batch(self._inner.read(names, start, stop, _threads(threads)))
 
     def _convert(
         self, batch: pa.RecordBatch, fields: list[Field], keys: frozenset[str] | None, library: str, start: int
@@ -320,9 +328,9 @@ class RNTuple:
                 The result is the same for any number.
         """
         lib = _library(library)
-        fields, keys = self._select(expressions, filter_name, filter_typename, filter_field)
+        fields, keys, paths = self._select(expressions, filter_name, filter_typename, filter_field)
         start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
-        return self._convert(self._read_batch(fields, start, stop, threads), fields, keys, lib, start)
+        return self._convert(self._read_batch(fields, start, stop, threads, paths), fields, keys, lib, start)
 
     def iterate(
         self,
@@ -344,14 +352,14 @@ class RNTuple:
         ``threads`` as for :meth:`arrays`.
         """
         lib = _library(library)
-        fields, keys = self._select(expressions, filter_name, filter_typename, filter_field)
+        fields, keys, paths = self._select(expressions, filter_name, filter_typename, filter_field)
         start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
-        step = self._step_entries(step_size, fields, start, stop)
+        step = self._step_entries(step_size, fields, paths, start, stop)
         for lo in range(start, stop, step):
             hi = min(stop, lo + step)
-            yield self._convert(self._read_batch(fields, lo, hi, threads), fields, keys, lib, lo)
+            yield self._convert(self._read_batch(fields, lo, hi, threads, paths), fields, keys, lib, lo)
 
-    def _step_entries(self, step_size: int | str, fields: list[Field], start: int, stop: int) -> int:
+    def _step_entries(self, step_size: int | str, fields: list[Field], paths: list[str], start: int, stop: int) -> int:
         if isinstance(step_size, int) and not isinstance(step_size, bool):
             if step_size <= 0:
                 raise ValueError(f"step_size must be positive, not {step_size}")
@@ -362,7 +370,7 @@ class RNTuple:
         n = min(stop - start, _PROBE_ENTRIES)
         if n <= 0 or not fields:
             return max(1, stop - start)
-        nbytes = self._read_batch(fields, start, start + n).nbytes
+        nbytes = self._read_batch(fields, start, start + n, paths=paths).nbytes
         if nbytes == 0:
             return max(1, stop - start)
         return max(1, int(target * n // nbytes))

@@ -8,9 +8,10 @@ raises ``KeyboardInterrupt``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import _lib
@@ -46,7 +47,7 @@ class Problem:
     offset: int | None
     check: str
     message: str
-    text: str = field(repr=False, default="")
+    text: str = dataclasses.field(repr=False, default="")
 
     def __str__(self) -> str:
         return self.text or f"{self.file}: {self.check}: {self.message}"

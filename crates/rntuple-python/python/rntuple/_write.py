@@ -37,12 +37,6 @@ __all__ = ["RNTupleWriter", "WritableFile", "compression_setting", "recreate"]
 
 WriteError = _lib.WriteError
 
-# ROOT's compression algorithms (``ROOT::RCompressionSetting::EAlgorithm``)
-# and the level each gets by default (``EDefaults``: 101, 207, 404, 505).
-_ALGORITHMS = {"zlib": 1, "lzma": 2, "lz4": 4, "zstd": 5}
-_DEFAULT_LEVELS = {1: 1, 2: 7, 4: 4, 5: 5}
-_NO_COMPRESSION = ("none", "uncompressed", "off")
-
 _SIZE_OPTIONS = (
     "approx_zipped_cluster_size",
     "max_unzipped_cluster_size",
@@ -63,43 +57,14 @@ _REAL_ARITY = {"Real16": 0, "Real32": 0, "Real32Trunc": 1, "Real32Quant": 3, "Do
 def compression_setting(compression: int | str | None | Any, level: int | None = None) -> int:
     """ROOT's compression setting (``algorithm * 100 + level``) of ``compression``.
 
-    ``compression`` is a setting (``505``), an algorithm name (``"zstd"``,
-    ``"zlib"``, ``"lzma"``, ``"lz4"``, ``"none"``/``None``) or an uproot
-    compression object (``uproot.ZSTD(5)``); ``level`` replaces its level
-    (names without a level get ROOT's default: zstd 5, zlib 1, lzma 7, lz4 4).
+    ``compression`` is a setting (``505``), an algorithm name with an optional
+    level (``"zstd"``, ``"zstd:9"``, ``"zlib"``, ``"lzma:7"``, ``"lz4"``,
+    ``"none"``/``None``) or an uproot compression object (``uproot.ZSTD(5)``);
+    ``level`` replaces its level (names without a level get ROOT's default:
+    zstd 5, zlib 1, lzma 7, lz4 4). The parser is the Rust crate's
+    (``rntuple::write::Compression``), shared with ``rntuple merge`` and the CLI.
     """
-    if compression is None:
-        compression = "none"
-    code = getattr(compression, "code", None)
-    if isinstance(code, int) and not isinstance(compression, int):
-        compression = code
-    if isinstance(compression, bool):
-        raise TypeError(f"compression must be a setting like 505 or a name like 'zstd', not {compression!r}")
-    if isinstance(compression, str):
-        name = compression.strip().lower()
-        if name in _NO_COMPRESSION:
-            return 0
-        if name not in _ALGORITHMS:
-            raise WriteError(
-                f"unknown compression algorithm {compression!r}; use one of "
-                f"{', '.join(repr(a) for a in [*_ALGORITHMS, 'none'])} or a setting like 505"
-            )
-        algorithm = _ALGORITHMS[name]
-        return algorithm * 100 + (_DEFAULT_LEVELS[algorithm] if level is None else _level(level))
-    if isinstance(compression, int | np.integer):
-        setting = int(compression)
-        if setting < 0:
-            raise WriteError(f"compression setting {setting} is negative")
-        if level is None or setting == 0:
-            return setting
-        return (setting // 100) * 100 + _level(level)
-    raise TypeError(f"compression must be a setting like 505 or a name like 'zstd', not {compression!r}")
-
-
-def _level(level: Any) -> int:
-    if isinstance(level, bool) or not isinstance(level, int | np.integer) or not 1 <= int(level) <= 99:
-        raise WriteError(f"compression_level must be an integer from 1 to 99, not {level!r}")
-    return int(level)
+    return _lib.compression_setting(compression, level)
 
 
 def _options(
@@ -158,6 +123,7 @@ def _overrides(types: Mapping[str, str] | None, representations: Mapping[str, An
 
 
 def _add_representation(path: str, rep: Any, spec: dict) -> None:
+    args: tuple[Any, ...]
     if isinstance(rep, str):
         name, args = rep, ()
     elif isinstance(rep, tuple) and rep and isinstance(rep[0], str):
@@ -208,7 +174,7 @@ def _projections(projections: Mapping[str, Any] | None) -> list[tuple[str, str, 
         return []
     if not isinstance(projections, Mapping):
         raise TypeError(f"projections maps new field names to source paths or (type, path) tuples, not {projections!r}")
-    out = []
+    out: list[tuple[str, str, str | None]] = []
     for name, spec in projections.items():
         if not isinstance(name, str):
             raise TypeError(f"projections: field names are strings, not {name!r}")
@@ -349,34 +315,9 @@ def _decode_dictionaries(table: pa.Table) -> pa.Table:
 
 
 def null_paths(array: pa.Array, path: str, out: set[str]) -> None:
-    """Adds ``path`` and the paths below it whose values hold nulls (the only nulls that matter)."""
-    if array.null_count:
-        out.add(path)
-    t = array.type
-    if pa.types.is_dictionary(t):
-        return
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        null_paths(array.flatten(), path + "._0", out)
-    elif pa.types.is_map(t):
-        null_paths(array.keys, path + "._0._0", out)
-        null_paths(array.items, path + "._0._1", out)
-    elif pa.types.is_struct(t):
-        for i in range(t.num_fields):
-            null_paths(array.field(i), f"{path}.{t.field(i).name}", out)
-
-
-def _tighten(field: pa.Field, path: str, nulls: set[str]) -> pa.Field:
-    """``field`` nullable only where the data hold nulls."""
-    t = field.type
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        item = _tighten(t.value_field, path + "._0", nulls)
-        if pa.types.is_fixed_size_list(t):
-            t = pa.list_(item, t.list_size)
-        else:
-            t = pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item)
-    elif pa.types.is_struct(t):
-        t = pa.struct([_tighten(t.field(i), f"{path}.{t.field(i).name}", nulls) for i in range(t.num_fields)])
-    return pa.field(field.name, t, field.nullable and path in nulls, field.metadata)
+    """Adds ``path`` and the paths below it whose values hold nulls under valid parents (the only
+    nulls that matter; the inference is the Rust package's, ``src/nulls.rs``)."""
+    out.update(_lib.null_paths(array, path))
 
 
 def _declared_schema(table: pa.Table, exact: bool) -> pa.Schema:
@@ -390,7 +331,7 @@ def _declared_schema(table: pa.Table, exact: bool) -> pa.Schema:
         for i, name in enumerate(table.column_names):
             for chunk in table.column(i).chunks:
                 null_paths(chunk, name, nulls)
-        schema = pa.schema([_tighten(f, f.name, nulls) for f in table.schema], metadata=table.schema.metadata)
+        schema = pa.schema(_lib.tighten_schema(table.schema, nulls))
     for field in schema:
         if _has_null_type(field.type):
             raise WriteError(

@@ -290,8 +290,41 @@ fn optional(f: &FieldNode, offsets: &OffsetBuffer<i64>, values: ArrayRef) -> Res
     if values.len() == len {
         return Ok(values); // every entry has its value
     }
+    if let Some(union) = values.as_any().downcast_ref::<UnionArray>() {
+        return optional_union(f, offsets, union);
+    }
     let indices: UInt64Array = offsets.windows(2).map(|w| (w[1] > w[0]).then_some(w[0] as u64)).collect();
     arrow_select::take::take(values.as_ref(), &indices, None).map_err(|e| arrow_err(f, e))
+}
+
+/// An optional variant: a union has no validity of its own, so an entry
+/// without a value points at a null slot appended to the first alternative,
+/// as a valueless variant does (both read as a missing value).
+fn optional_union(f: &FieldNode, offsets: &OffsetBuffer<i64>, values: &UnionArray) -> Result<ArrayRef> {
+    let (fields, type_ids, value_offsets, mut children) = values.clone().into_parts();
+    let value_offsets = value_offsets.ok_or_else(|| node_error(f, "variant values are not a dense union".into()))?;
+    let first = fields.iter().next().map(|(id, _)| id).unwrap_or_default();
+    let base = children.first().map_or(0, |c| c.len());
+    let len = offsets.len() - 1;
+    let (mut ids, mut at) = (Vec::with_capacity(len), Vec::with_capacity(len));
+    let mut missing = 0usize;
+    for w in offsets.windows(2) {
+        if w[1] > w[0] {
+            let k = w[0] as usize;
+            ids.push(type_ids[k]);
+            at.push(value_offsets[k]);
+        } else {
+            ids.push(first);
+            at.push(i32::try_from(base + missing).map_err(|_| node_error(f, "too many variant values".into()))?);
+            missing += 1;
+        }
+    }
+    if let Some(c) = children.first_mut() {
+        let nulls = arrow_array::new_null_array(c.data_type(), missing);
+        *c = arrow_select::concat::concat(&[c.as_ref(), nulls.as_ref()]).map_err(|e| arrow_err(f, e))?;
+    }
+    let arr = UnionArray::try_new(fields, ids.into(), Some(at.into()), children).map_err(|e| arrow_err(f, e))?;
+    Ok(Arc::new(arr))
 }
 
 /// `std::variant` as a dense union; valueless entries point at null slots

@@ -24,6 +24,7 @@ mod io;
 pub(crate) mod load;
 mod plan;
 mod pool;
+mod select;
 mod source;
 pub(crate) mod unseal;
 
@@ -35,17 +36,17 @@ use rntuple_format::{Error, Result};
 
 pub use io::{IoStats, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
 pub use load::{load_envelopes, load_from_anchor, new_anchor, read_envelope, Checks, Envelopes, Found};
+pub(crate) use select::{resolve as resolve_selection, Selected};
 pub(crate) use source::column_multipliers;
 pub use source::{field_multipliers, PageSource};
 pub use unseal::{check_page_checksum, stored_size, unseal_page};
 
-use crate::schema::FieldNode;
-
-/// Reads the selected top-level fields for entries `[start, stop)` with
-/// `threads` decoding threads (0: one per core, 1: on the calling thread).
+/// Reads the selected fields (or parts of fields, see [`resolve_selection`]) for
+/// entries `[start, stop)` with `threads` decoding threads (0: one per core,
+/// 1: on the calling thread).
 pub(crate) fn read_range(
     src: &PageSource,
-    fields: &[&FieldNode],
+    fields: &[Selected<'_>],
     start: u64,
     stop: u64,
     threads: usize,
@@ -66,7 +67,7 @@ pub(crate) fn read_range(
     let actual_fields: Vec<_> = fields
         .iter()
         .zip(&columns)
-        .map(|(f, col)| Arc::new(f.arrow_field().with_data_type(col.data_type().clone())))
+        .map(|(s, col)| Arc::new(s.field.arrow_field().with_data_type(col.data_type().clone())))
         .collect();
     let schema = Arc::new(ArrowSchema::new(actual_fields));
     let n = stop.saturating_sub(start) as usize;

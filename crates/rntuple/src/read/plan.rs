@@ -20,6 +20,7 @@ use rntuple_format::{Error, Location, Result};
 
 use super::fill::{fill, Job, Piece};
 use super::pool::Pool;
+use super::select::{Keep, Selected};
 use super::source::PageSource;
 use crate::descriptor::ClusterInfo;
 use crate::schema::{FieldKind, FieldNode, Primitive};
@@ -108,8 +109,8 @@ pub(crate) fn structure_error(node: &FieldNode, cluster: &ClusterInfo, message: 
 }
 
 impl<'a> Plan<'a> {
-    /// The nodes and slots of `fields` over entries `[start, stop)`.
-    pub(crate) fn new(src: &'a PageSource, fields: &[&'a FieldNode], start: u64, stop: u64) -> Self {
+    /// The nodes and slots of the selected parts of `fields` over entries `[start, stop)`.
+    pub(crate) fn new(src: &'a PageSource, fields: &[Selected<'a>], start: u64, stop: u64) -> Self {
         let spans: Vec<Span> = src
             .desc
             .clusters
@@ -123,14 +124,16 @@ impl<'a> Plan<'a> {
             .collect();
         let mut plan =
             Plan { src, spans, nodes: Vec::new(), roots: Vec::new(), slots: Vec::new(), resolved: HashMap::new() };
-        for f in fields {
-            let id = plan.add(f);
+        for s in fields {
+            let id = plan.add(s.field, &s.keep);
             plan.roots.push(id);
         }
         plan
     }
 
-    fn add(&mut self, field: &'a FieldNode) -> usize {
+    /// Adds `field` with the subfields `keep` selects (a variant keeps all
+    /// its alternatives: their positions are the switch tags).
+    fn add(&mut self, field: &'a FieldNode, keep: &Keep) -> usize {
         let spans = self.spans.len();
         let slot = |plan: &mut Self, role: Role, proto: ColumnValues| {
             plan.slots.push(Slot { role, proto, pieces: vec![None; spans] });
@@ -153,7 +156,14 @@ impl<'a> Plan<'a> {
         };
         let id = self.nodes.len();
         self.nodes.push(Node { field, children: Vec::new(), ranges: vec![(0, 0); spans], slots });
-        let children = field.children.iter().map(|c| self.add(c)).collect();
+        let children = match keep {
+            Keep::Some(kept) if field.kind != FieldKind::Variant => kept
+                .iter()
+                .filter_map(|(i, k)| field.children.get(*i).map(|c| (c, k)))
+                .map(|(c, k)| self.add(c, k))
+                .collect(),
+            _ => field.children.iter().map(|c| self.add(c, &Keep::All)).collect(),
+        };
         self.nodes[id].children = children;
         id
     }

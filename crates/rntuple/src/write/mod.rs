@@ -64,7 +64,7 @@ use rntuple_container::Anchor;
 use rntuple_format::{Error, Result};
 
 pub use budget::MemoryUse;
-pub use options::{FieldOverride, Projection, RealEncoding, WriteOptions};
+pub use options::{Compression, FieldOverride, Projection, RealEncoding, WriteOptions};
 pub use parallel::{FillContext, ParallelWriter};
 pub use shared::SharedFileWriter;
 pub use writer::RNTupleWriter;

@@ -258,3 +258,152 @@ impl Projection {
         Projection { name: name.into(), source: source.into(), type_name: Some(type_name.into()) }
     }
 }
+
+/// A ROOT compression setting, `algorithm * 100 + level` (ROOT's
+/// `RCompressionSetting`; the algorithm ids are those of the compression
+/// block header, spec "Compression Block"). The one parser of settings for
+/// the writer, the merger, the command line and the Python package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Compression(u32);
+
+/// Algorithm names, their ids and ROOT's default level for each
+/// (`RCompressionSetting::EDefaults`: 101, 207, 404, 505).
+const ALGORITHMS: [(&str, u32, u32); 4] = [("zlib", 1, 1), ("lzma", 2, 7), ("lz4", 4, 4), ("zstd", 5, 5)];
+
+/// Names of "no compression" (setting 0).
+const NO_COMPRESSION: [&str; 3] = ["none", "uncompressed", "off"];
+
+impl Compression {
+    /// Setting 0: pages stored as they are.
+    pub const NONE: Compression = Compression(0);
+
+    /// Parses a setting: a number (`"505"`, `"0"`), an algorithm name
+    /// (`"zstd"`, `"zlib"`, `"lzma"`, `"lz4"`, `"none"`; any case) with
+    /// ROOT's default level, or a name and a level (`"zstd:9"`, `"lzma:7"`).
+    pub fn parse(text: &str) -> Result<Self> {
+        let t = text.trim().to_ascii_lowercase();
+        if let Ok(n) = t.parse::<u32>() {
+            return Self::from_setting(n);
+        }
+        let (name, level) = match t.split_once(':') {
+            Some((name, level)) => {
+                let level = level.trim().parse::<i64>().map_err(|_| {
+                    invalid(format!("compression '{text}': the level after ':' must be an integer (like 'zstd:7')"))
+                })?;
+                (name.trim(), Some(level))
+            }
+            None => (t.as_str(), None),
+        };
+        Self::from_name(name, level)
+    }
+
+    /// The setting of algorithm `name` (as [`Compression::parse`] takes it)
+    /// at `level` (1 to 99; `None`: ROOT's default level for the algorithm).
+    pub fn from_name(name: &str, level: Option<i64>) -> Result<Self> {
+        let name = name.trim().to_ascii_lowercase();
+        if NO_COMPRESSION.contains(&name.as_str()) {
+            return Ok(Self::NONE);
+        }
+        let Some(&(_, algorithm, default)) = ALGORITHMS.iter().find(|a| a.0 == name) else {
+            return Err(invalid(format!(
+                "unknown compression algorithm '{name}'; use one of 'zlib', 'lzma', 'lz4', 'zstd', 'none' \
+                 or a setting like 505"
+            )));
+        };
+        Self::from_setting(algorithm * 100 + check_level(level.unwrap_or(i64::from(default)))?)
+    }
+
+    /// A numeric setting, checked: its algorithm must be one this writer
+    /// writes (ROOT's historic deflate, 3, and unknown ids are refused).
+    pub fn from_setting(setting: u32) -> Result<Self> {
+        rntuple_format::compression::compress(&[0u8; 64], setting)
+            .map_err(|e| invalid(format!("compression setting {setting}: {e}")))?;
+        Ok(Compression(setting))
+    }
+
+    /// The same algorithm at `level` (1 to 99); no compression stays none.
+    pub fn with_level(self, level: i64) -> Result<Self> {
+        let level = check_level(level)?;
+        if self.0 == 0 {
+            return Ok(self);
+        }
+        Self::from_setting(self.0 / 100 * 100 + level)
+    }
+
+    /// `algorithm * 100 + level`, as [`WriteOptions::compression`] takes it.
+    pub fn setting(self) -> u32 {
+        self.0
+    }
+}
+
+impl std::str::FromStr for Compression {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
+    }
+}
+
+fn invalid(message: String) -> Error {
+    Error::InvalidArgument { message }
+}
+
+fn check_level(level: i64) -> Result<u32> {
+    match u32::try_from(level) {
+        Ok(l) if (1..=99).contains(&l) => Ok(l),
+        _ => Err(invalid(format!("compression_level must be an integer from 1 to 99, not {level}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compression_settings_parse_as_root_names_them() {
+        let ok = [
+            ("505", 505),
+            ("0", 0),
+            ("zstd", 505),
+            (" ZSTD:9 ", 509),
+            ("zstd:7", 507),
+            ("lz4", 404),
+            ("lzma", 207),
+            ("lzma:7", 207),
+            ("zlib", 101),
+            ("zlib:9", 109),
+            ("none", 0),
+            ("off", 0),
+            ("uncompressed", 0),
+            ("none:3", 0),
+            ("101", 101),
+        ];
+        for (text, setting) in ok {
+            assert_eq!(Compression::parse(text).map(Compression::setting).ok(), Some(setting), "{text}");
+            assert_eq!(text.parse::<Compression>().ok(), Compression::parse(text).ok(), "{text}");
+        }
+        let bad = [
+            ("", "unknown compression algorithm"),
+            ("brotli", "unknown compression algorithm 'brotli'"),
+            ("zstd:x", "the level after ':' must be an integer"),
+            ("zstd:0", "compression_level must be an integer from 1 to 99, not 0"),
+            ("zstd:100", "from 1 to 99"),
+            ("901", "compression setting 901"),
+            ("301", "compression setting 301"),
+        ];
+        for (text, message) in bad {
+            match Compression::parse(text) {
+                Err(e) => assert!(e.to_string().contains(message), "{text}: {e}"),
+                Ok(c) => panic!("{text} parsed as {c:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_level_replaces_the_level_of_a_setting() {
+        let zstd = Compression::parse("zstd").expect("zstd");
+        assert_eq!(zstd.with_level(1).map(Compression::setting).ok(), Some(501));
+        assert_eq!(Compression::NONE.with_level(5).map(Compression::setting).ok(), Some(0));
+        assert!(zstd.with_level(0).is_err() && zstd.with_level(-3).is_err());
+        assert_eq!(Compression::from_name("lzma", Some(3)).map(Compression::setting).ok(), Some(203));
+    }
+}
