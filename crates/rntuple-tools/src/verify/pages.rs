@@ -212,7 +212,7 @@ pub(super) fn verify_data(
     // Step 6: the reader, when everything else passed.
     if options.read_values && !r.report.interrupted && r.report.num_problems == problems_before {
         if let Some(d) = &descriptor {
-            read_values(root, d, r);
+            read_values(root, d, env.attribute_set.as_ref(), r);
         }
     }
 }
@@ -361,12 +361,8 @@ fn check_extents(root: &RootFile, env: &Envelopes, views: &[ClusterView<'_>], r:
     let mk = env.anchor.max_key_size;
     let single = |size: u64| mk == 0 || size <= mk;
     let mut ext = Vec::new();
-    let key = &env.anchor_key;
-    ext.push(Extent {
-        start: key.payload_offset(),
-        end: key.payload_offset() + u64::from(key.stored_len()),
-        holds: Holds::Anchor,
-    });
+    let (start, end) = env.anchor_extent;
+    ext.push(Extent { start, end, holds: Holds::Anchor });
     let a = &env.anchor;
     for (holds, offset, size) in
         [(Holds::Header, a.seek_header, a.nbytes_header), (Holds::Footer, a.seek_footer, a.nbytes_footer)]
@@ -439,13 +435,18 @@ fn check_extents(root: &RootFile, env: &Envelopes, views: &[ClusterView<'_>], r:
 }
 
 /// Step 6: every cluster through the reader, one top-level field at a time.
-fn read_values(root: &Arc<RootFile>, d: &Descriptor, r: &mut Reporter<'_>) {
+/// `set`: the main RNTuple and the name of the attribute set being read.
+fn read_values(root: &Arc<RootFile>, d: &Descriptor, set: Option<&(String, String)>, r: &mut Reporter<'_>) {
     let Some(name) = r.rntuple.clone() else { return };
     let file = RNTupleFile::from_root_file(
         root.as_ref().clone(),
         ReadOptions { verify_checksums: true, ..Default::default() },
     );
-    let nt = match file.rntuple(&name) {
+    let opened = match set {
+        Some((main, set)) => file.rntuple(main).and_then(|m| m.attribute_set(set)).map(|s| s.rntuple().clone()),
+        None => file.rntuple(&name),
+    };
+    let nt = match opened {
         Ok(nt) => nt,
         Err(e) => {
             r.error(&e, Where::check("values"));
