@@ -8,7 +8,9 @@ use std::sync::Arc;
 use rntuple::container::{Anchor, OpenOptions, RootFile};
 use rntuple::format::model::{Footer, Header, PageList};
 use rntuple::format::{Error, Result};
-use rntuple::{field_multipliers, load_envelopes, Checks, Descriptor, Envelopes, Schema};
+use rntuple::{
+    field_multipliers, load_envelopes, Checks, Descriptor, Envelopes, RNTuple, RNTupleFile, ReadOptions, Schema,
+};
 
 /// One RNTuple with its envelopes as stored and its merged descriptor.
 #[derive(Debug, Clone)]
@@ -72,6 +74,44 @@ pub fn load(root: Arc<RootFile>, file: &str, name: &str, verify: bool) -> Result
         descriptor,
         schema,
     })
+}
+
+/// One linked attribute set as the tools list it (spec "Linked Attribute Set
+/// Record Frame"; read through [`rntuple::RNTuple::attribute_set`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttributeSetSummary {
+    pub name: String,
+    /// Attribute schema version, `"major.minor"`.
+    pub schema_version: String,
+    /// Attribute entries.
+    pub num_entries: u64,
+    /// The user's top-level fields: name and C++ type name.
+    pub fields: Vec<(String, String)>,
+}
+
+/// The attribute sets of `nt`, in the footer's order.
+pub fn attribute_sets(nt: &RNTuple) -> Result<Vec<AttributeSetSummary>> {
+    nt.attribute_sets()
+        .iter()
+        .map(|link| {
+            let set = nt.attribute_set(&link.name)?;
+            Ok(AttributeSetSummary {
+                name: link.name.clone(),
+                schema_version: format!("{}.{}", link.schema_version_major, link.schema_version_minor),
+                num_entries: set.num_entries(),
+                fields: set.values().schema().fields.iter().map(|f| (f.name.clone(), f.type_name.clone())).collect(),
+            })
+        })
+        .collect()
+}
+
+/// The attribute sets of a loaded RNTuple (opened through the reader).
+pub fn attribute_sets_of(l: &Loaded) -> Result<Vec<AttributeSetSummary>> {
+    if l.footer.attribute_sets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let file = RNTupleFile::from_root_file(l.root.as_ref().clone(), ReadOptions::default());
+    attribute_sets(&file.rntuple(&l.name)?)
 }
 
 /// Facts about the field tree that the tools need, by field id, read off the

@@ -20,7 +20,7 @@ use std::path::Path;
 use rntuple::format::model::{ColumnDescriptor, ColumnType};
 use rntuple::format::Result;
 
-use crate::load::{load, open_root, FieldFacts, Loaded};
+use crate::load::{attribute_sets_of, load, open_root, AttributeSetSummary, FieldFacts, Loaded};
 
 /// Position and sizes of an envelope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -194,6 +194,8 @@ pub struct RNTupleReport {
     pub fields: Vec<FieldReport>,
     /// Physical columns by compressed size (largest first).
     pub columns: Vec<ColumnReport>,
+    /// Linked attribute sets, in the footer's order.
+    pub attribute_sets: Vec<AttributeSetSummary>,
 }
 
 /// What `inspect` says about a file.
@@ -216,7 +218,10 @@ pub fn inspect_file(path: &Path, name: Option<&str>, verify_checksums: bool) -> 
     for n in names {
         let loaded =
             load(root.clone(), &file, &n, verify_checksums).map_err(|e| e.within(&format!("RNTuple '{n}'")))?;
-        rntuples.push(inspect_loaded(&loaded));
+        let mut report = inspect_loaded(&loaded);
+        report.attribute_sets =
+            attribute_sets_of(&loaded).map_err(|e| e.within(&format!("attribute sets of RNTuple '{n}'")))?;
+        rntuples.push(report);
     }
     Ok(Inspection { file, file_size: root.size(), rntuples })
 }
@@ -454,6 +459,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
         clusters,
         fields,
         columns,
+        attribute_sets: Vec::new(),
     }
 }
 
