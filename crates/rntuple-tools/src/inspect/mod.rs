@@ -20,7 +20,7 @@ use std::path::Path;
 use rntuple::format::model::{ColumnDescriptor, ColumnType};
 use rntuple::format::Result;
 
-use crate::load::{attribute_sets_of, load, open_root, AttributeSetSummary, FieldFacts, Loaded};
+use crate::load::{attribute_sets_of, load, open_root, AttributeSetSummary, Loaded};
 
 /// Position and sizes of an envelope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -270,7 +270,9 @@ fn packed(n: u64, bits: u16) -> u64 {
 /// The report of one loaded RNTuple.
 pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
     let d = &l.descriptor;
-    let facts = FieldFacts::new(&l.schema, d.fields.len());
+    // Dotted path and top-level field id of every field.
+    let at: Vec<(String, usize)> =
+        l.schema.by_id().into_iter().map(|f| f.map_or((String::new(), 0), |f| (f.path, f.top.id as usize))).collect();
     let ncols = d.columns.len();
 
     struct Acc {
@@ -351,8 +353,8 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
         columns.push(ColumnReport {
             id: id as u32,
             field_id: cd.field_id,
-            field: facts.path[fid].clone(),
-            top_level_field: d.fields[facts.top[fid] as usize].name.clone(),
+            field: at[fid].0.clone(),
+            top_level_field: d.fields[at[fid].1].name.clone(),
             column_type: cd.column_type,
             bits_on_storage: cd.bits_on_storage,
             representation_index: cd.representation_index,
@@ -392,7 +394,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
         }
     }
     for id in 0..d.fields.len() {
-        let top = facts.top[id] as usize;
+        let top = at[id].1;
         if top != id {
             if let Some(f) = fields.get_mut(slot[top]) {
                 f.num_subfields += 1;
@@ -400,7 +402,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
         }
     }
     for c in &columns {
-        if let Some(f) = fields.get_mut(slot[facts.top[c.field_id as usize] as usize]) {
+        if let Some(f) = fields.get_mut(slot[at[c.field_id as usize].1]) {
             f.num_columns += 1;
             f.num_pages += c.num_pages;
             f.compressed += c.compressed;

@@ -15,7 +15,6 @@ use rntuple::{RNTupleFile, ReadOptions, Schema};
 
 use super::structure::{check_cluster, ClusterData, Listing, Offsets, Tree};
 use super::{Envelopes, Reporter, VerifyOptions, Where};
-use crate::load::FieldFacts;
 
 /// Most page bytes read at once.
 const READ_BATCH: u64 = 32 << 20;
@@ -87,13 +86,13 @@ pub(super) fn verify_data(
     // Step 3: the descriptor and the schema (only with every page list).
     let complete = env.page_lists.iter().all(|p| p.is_some());
     let mut descriptor = None;
-    let mut facts = None;
+    let mut schema = None;
     if complete {
         let lists: Vec<_> = env.page_lists.iter().flatten().cloned().collect();
         match Descriptor::new(env.header.clone(), env.footer.clone(), lists) {
             Ok(d) => match Schema::from_descriptor(&d) {
-                Ok(schema) => {
-                    facts = Some(FieldFacts::new(&schema, d.fields.len()));
+                Ok(s) => {
+                    schema = Some(s);
                     descriptor = Some(d);
                 }
                 Err(e) => r.error(&e, Where::check("schema")),
@@ -101,7 +100,7 @@ pub(super) fn verify_data(
             Err(e) => r.error(&e, Where::check("schema")),
         }
     }
-    let tree = descriptor.as_ref().zip(facts.as_ref()).map(|(d, f)| Tree::new(d, f.clone()));
+    let tree = descriptor.as_ref().zip(schema.as_ref()).map(|(d, s)| Tree::new(d, s));
 
     // The clusters, from the descriptor (sorted, validated) or the page lists as they are.
     let views: Vec<ClusterView<'_>> = match &descriptor {
@@ -120,7 +119,7 @@ pub(super) fn verify_data(
     // Step 4 and 5: every page, cluster by cluster.
     let field_of = |c: usize| -> Option<String> {
         let f = columns.get(c)?.field_id as usize;
-        facts.as_ref().and_then(|x| x.path.get(f).cloned())
+        tree.as_ref().map(|t| t.path(f).to_string())
     };
     let specs: Vec<Option<ColumnSpec>> = columns
         .iter()

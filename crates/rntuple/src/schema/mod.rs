@@ -21,4 +21,4 @@ pub mod typename;
 pub use cpp::CppType;
 pub use fundamental::{Fundamental, Primitive, FUNDAMENTALS};
 pub use kind::FieldKind;
-pub use tree::{FieldNode, Schema};
+pub use tree::{FieldAt, FieldNode, Schema};

@@ -114,6 +114,25 @@ impl Schema {
         Some(chain)
     }
 
+    /// Every field of the tree by its id (its index in the descriptor's
+    /// field list) with its dotted path and top-level field; `None` for an
+    /// id the tree does not hold (none when built from a descriptor).
+    pub fn by_id(&self) -> Vec<Option<FieldAt<'_>>> {
+        let mut out: Vec<Option<FieldAt<'_>>> = Vec::new();
+        for root in &self.fields {
+            let mut nodes = Vec::new();
+            root.walk("", &mut nodes);
+            for (path, node) in nodes {
+                let i = node.id as usize;
+                if i >= out.len() {
+                    out.resize(i + 1, None);
+                }
+                out[i] = Some(FieldAt { node, path, top: root });
+            }
+        }
+        out
+    }
+
     /// Top-level field by name.
     pub fn field(&self, name: &str) -> Option<&FieldNode> {
         self.fields.iter().find(|f| f.name == name)
@@ -123,6 +142,16 @@ impl Schema {
     pub fn arrow_fields(&self) -> Fields {
         self.fields.iter().map(|f| Arc::new(f.arrow_field())).collect()
     }
+}
+
+/// A field of a [`Schema`] with its place in the tree ([`Schema::by_id`]).
+#[derive(Debug, Clone)]
+pub struct FieldAt<'a> {
+    pub node: &'a FieldNode,
+    /// Dotted path from the top-level field (`"Muon.pt"`).
+    pub path: String,
+    /// The top-level field holding it (itself for a top-level field).
+    pub top: &'a FieldNode,
 }
 
 /// The flat lists a tree is built from.
