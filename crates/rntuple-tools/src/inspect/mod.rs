@@ -393,8 +393,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
             });
         }
     }
-    for id in 0..d.fields.len() {
-        let top = at[id].1;
+    for (id, &(_, top)) in at.iter().enumerate() {
         if top != id {
             if let Some(f) = fields.get_mut(slot[top]) {
                 f.num_subfields += 1;

@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Field, Fields, UnionFields, UnionMode};
+use arrow_schema::{DataType, Field, Fields};
 use rntuple_format::model::{
     AliasColumnDescriptor, ColumnDescriptor, FieldDescriptor, SchemaDescription, FIELD_FLAG_PROJECTED,
 };
 use rntuple_format::{Error, Location, Result};
 
+use super::arrow;
 use super::kind::FieldKind;
 use crate::descriptor::Descriptor;
 
@@ -236,22 +237,11 @@ impl FieldNode {
             FieldKind::Cardinality { wide: true } => DataType::UInt64,
             FieldKind::Cardinality { wide: false } => DataType::UInt32,
             FieldKind::Streamer => DataType::LargeBinary,
-            FieldKind::Collection { .. } => DataType::LargeList(Arc::new(self.children[0].arrow_field())),
-            FieldKind::Array { size } => {
-                DataType::FixedSizeList(Arc::new(self.children[0].arrow_field()), *size as i32)
-            }
-            FieldKind::Bitset { size } => {
-                DataType::FixedSizeList(Arc::new(Field::new("_0", DataType::Boolean, false)), *size as i32)
-            }
-            FieldKind::Record => DataType::Struct(self.children.iter().map(|c| Arc::new(c.arrow_field())).collect()),
-            FieldKind::Variant => {
-                let fields: Vec<Field> = self.children.iter().map(|c| c.arrow_field().with_nullable(true)).collect();
-                let n = fields.len() as i8;
-                match UnionFields::try_new(0..n, fields) {
-                    Ok(u) => DataType::Union(u, UnionMode::Dense),
-                    Err(_) => DataType::Null,
-                }
-            }
+            FieldKind::Collection { .. } => arrow::collection_type(self.children[0].arrow_field()),
+            FieldKind::Array { size } => arrow::array_type(self.children[0].arrow_field(), *size),
+            FieldKind::Bitset { size } => arrow::bitset_type(*size),
+            FieldKind::Record => arrow::record_type(self.children.iter().map(FieldNode::arrow_field)),
+            FieldKind::Variant => arrow::variant_type(self.children.iter().map(FieldNode::arrow_field)),
             FieldKind::Wrapper => self.children[0].arrow_type(),
             FieldKind::Unsupported(_) => DataType::Null,
         }
