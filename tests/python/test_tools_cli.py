@@ -595,3 +595,41 @@ def test_progress_bar_only_on_a_terminal(ours, tmp_path):
         leftover = b""
     os.close(primary)
     assert proc.returncode == 0 and proc.stdout == b"" and b"merging" not in leftover
+
+
+ATTRIBUTES = data("attributes_root640.root")
+RUNS = (
+    "attribute set 'runs' (schema 1.0): 2 entries, "
+    "fields run: std::int32_t, tag: std::string, weights: std::vector<float>"
+)
+FLAGS = "attribute set 'flags' (schema 1.0): 3 entries, fields flag: std::uint16_t"
+
+# ROOT 6.40 opens the merged file: how many attribute sets it links and its entries.
+ROOT_ATTRIBUTE_SETS = """
+import sys, ROOT
+r = ROOT.RNTupleReader.Open("Events", sys.argv[1])
+print(r.GetDescriptor().GetNAttributeSets(), r.GetNEntries())
+"""
+
+
+def test_attribute_sets_in_inspect_show_verify_and_merge(tmp_path):
+    # The sets ROOT wrote (tests/reference/attributes_root.py).
+    for sub in ("inspect", "show"):
+        p = run(sub, ATTRIBUTES)
+        assert p.returncode == 0, p.stderr
+        assert RUNS in p.stdout and FLAGS in p.stdout, p.stdout
+    j = json.loads(run("inspect", ATTRIBUTES, "--json").stdout)
+    sets = j["rntuples"][0]["attribute_sets"]
+    assert [(s["name"], s["num_entries"], [f["name"] for f in s["fields"]]) for s in sets] == [
+        ("runs", 2, ["run", "tag", "weights"]),
+        ("flags", 3, ["flag"]),
+    ]
+    assert run("verify", "-q", ATTRIBUTES).returncode == 0
+    # merge leaves them out, as ROOT's RNTupleMerger does, and says so.
+    out = str(tmp_path / "merged.root")
+    p = run("merge", out, ATTRIBUTES, ATTRIBUTES)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("left out attribute set runs") == 2 and p.stdout.count("left out attribute set flags") == 2
+    root = subprocess.run([root_python(), "-c", ROOT_ATTRIBUTE_SETS, out], capture_output=True, text=True, timeout=600)
+    assert root.returncode == 0, root.stderr
+    assert root.stdout.split()[-2:] == ["0", "12"]

@@ -1,31 +1,22 @@
 //! Decompression of compressed key payloads (ROOT compression blocks, the
-//! same framing as compressed RNTuple pages), delegated to `rntuple-format`.
+//! same framing as compressed RNTuple pages), delegated to `rntuple-format`
+//! behind the one allocation guard of every read
+//! ([`rntuple_format::compression::guard_expansion`]).
 
-use rntuple_format::{Error, Location, Result};
+use rntuple_format::compression::guard_expansion;
+use rntuple_format::{Location, Result};
 
-/// Decompressed sizes above `MAX_RATIO × compressed + MAX_SLACK` are refused
-/// before anything is allocated: no real compressor reaches the ratio on
-/// payloads larger than the slack.
-const MAX_RATIO: u64 = 1000;
-const MAX_SLACK: u64 = 1 << 30;
-
-/// Decompresses `src` into exactly `uncompressed_len` bytes.
+/// Decompresses `src` into exactly `uncompressed_len` bytes; a claimed size
+/// beyond the guard is refused before anything is allocated.
 pub(crate) fn decompress(src: &[u8], uncompressed_len: u64, what: &Location) -> Result<Vec<u8>> {
-    let limit = (src.len() as u64).saturating_mul(MAX_RATIO).saturating_add(MAX_SLACK);
-    if uncompressed_len > limit {
-        return Err(Error::WouldOverAllocate { requested: uncompressed_len, limit, location: what.clone() });
-    }
-    let len = usize::try_from(uncompressed_len).map_err(|_| Error::WouldOverAllocate {
-        requested: uncompressed_len,
-        limit: usize::MAX as u64,
-        location: what.clone(),
-    })?;
+    let len = guard_expansion(src.len() as u64, uncompressed_len, what)?;
     rntuple_format::compression::decompress(src, len, what)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rntuple_format::Error;
 
     #[test]
     fn absurd_ratios_are_refused_before_allocating() {

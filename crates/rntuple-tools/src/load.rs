@@ -1,6 +1,6 @@
 //! Opening an RNTuple with every envelope kept as parsed (the reader's
 //! [`rntuple::RNTuple`] keeps only the merged descriptor): what inspect and
-//! merge start from, plus the field-tree facts both need.
+//! merge start from (their field tree is [`Loaded::schema`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rntuple::container::{Anchor, OpenOptions, RootFile};
 use rntuple::format::model::{Footer, Header, PageList};
 use rntuple::format::{Error, Result};
-use rntuple::{field_multipliers, load_envelopes, Checks, Descriptor, Envelopes, Schema};
+use rntuple::{load_envelopes, Checks, Descriptor, Envelopes, RNTuple, RNTupleFile, ReadOptions, Schema};
 
 /// One RNTuple with its envelopes as stored and its merged descriptor.
 #[derive(Debug, Clone)]
@@ -74,44 +74,48 @@ pub fn load(root: Arc<RootFile>, file: &str, name: &str, verify: bool) -> Result
     })
 }
 
-/// Facts about the field tree that the tools need, by field id, read off the
-/// schema's tree ([`rntuple::Schema`]) and the engine's multipliers
-/// ([`rntuple::field_multipliers`]).
-#[derive(Debug, Clone)]
-pub struct FieldFacts {
-    /// Dotted path of every field (`"Muon.pt"`), by field id.
-    pub path: Vec<String>,
-    /// Id of the top-level ancestor of every field (itself for top-level fields).
-    pub top: Vec<u32>,
-    /// Elements per entry of every field's columns when the field is reached
-    /// from its top-level field through records and fixed-size arrays only
-    /// (the product of the repetitions of the field and its ancestors); `None`
-    /// under a collection or variant. ROOT's `EntryToColumnElementIndex`.
-    pub multiplier: Vec<Option<u64>>,
+/// One linked attribute set as the tools list it (spec "Linked Attribute Set
+/// Record Frame"; read through [`rntuple::RNTuple::attribute_set`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttributeSetSummary {
+    pub name: String,
+    /// Attribute schema version, `"major.minor"`.
+    pub schema_version: String,
+    /// Attribute entries.
+    pub num_entries: u64,
+    /// The user's top-level fields: name and C++ type name.
+    pub fields: Vec<(String, String)>,
 }
 
-impl FieldFacts {
-    /// The facts of the `num_fields` fields of `schema`'s descriptor.
-    pub fn new(schema: &Schema, num_fields: usize) -> Self {
-        let mut path = vec![String::new(); num_fields];
-        let mut top = vec![0u32; num_fields];
-        for root in &schema.fields {
-            let mut nodes = Vec::new();
-            root.walk("", &mut nodes);
-            for (p, node) in nodes {
-                if let (Some(slot), Some(t)) = (path.get_mut(node.id as usize), top.get_mut(node.id as usize)) {
-                    *slot = p;
-                    *t = root.id;
-                }
-            }
-        }
-        Self { path, top, multiplier: field_multipliers(schema, num_fields) }
+/// The attribute sets of `nt`, in the footer's order.
+pub fn attribute_sets(nt: &RNTuple) -> Result<Vec<AttributeSetSummary>> {
+    nt.attribute_sets()
+        .iter()
+        .map(|link| {
+            let set = nt.attribute_set(&link.name)?;
+            Ok(AttributeSetSummary {
+                name: link.name.clone(),
+                schema_version: format!("{}.{}", link.schema_version_major, link.schema_version_minor),
+                num_entries: set.num_entries(),
+                fields: set.values().schema().fields.iter().map(|f| (f.name.clone(), f.type_name.clone())).collect(),
+            })
+        })
+        .collect()
+}
+
+/// The attribute sets of a loaded RNTuple (opened through the reader).
+pub fn attribute_sets_of(l: &Loaded) -> Result<Vec<AttributeSetSummary>> {
+    if l.footer.attribute_sets.is_empty() {
+        return Ok(Vec::new());
     }
+    let file = RNTupleFile::from_root_file(l.root.as_ref().clone(), ReadOptions::default());
+    attribute_sets(&file.rntuple(&l.name)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rntuple::field_multipliers;
     use rntuple::format::model::{StructuralRole, FIELD_FLAG_REPETITIVE};
     use std::path::PathBuf;
 
@@ -124,12 +128,14 @@ mod tests {
         let file = data("test_stl_containers_rntuple_v1-0-0-0.root");
         let root = open_root(&file, true).unwrap();
         let l = load(root, "f", "ntuple", true).unwrap();
-        let facts = FieldFacts::new(&l.schema, l.descriptor.fields.len());
+        let by_id = l.schema.by_id();
+        let multiplier = field_multipliers(&l.schema, l.descriptor.fields.len());
         for (id, f) in l.descriptor.fields.iter().enumerate() {
-            let top = facts.top[id] as usize;
+            let at = by_id[id].as_ref().unwrap();
+            let top = at.top.id as usize;
             assert_eq!(l.descriptor.fields[top].parent_id as usize, top);
-            assert!(facts.path[id].ends_with(&f.name));
-            assert!(facts.path[id].starts_with(&l.descriptor.fields[top].name));
+            assert!(at.path.ends_with(&f.name));
+            assert!(at.path.starts_with(&l.descriptor.fields[top].name));
         }
         // A top-level std::array<T,N> field's subfield has N elements per entry.
         let (arr, _) = l
@@ -142,7 +148,7 @@ mod tests {
         let size = l.descriptor.fields[arr].array_size.unwrap();
         let child =
             (0..l.descriptor.fields.len()).find(|&i| i != arr && l.descriptor.fields[i].parent_id as usize == arr);
-        assert_eq!(facts.multiplier[child.expect("the array's item field")], Some(size));
+        assert_eq!(multiplier[child.expect("the array's item field")], Some(size));
         // Subfields of a top-level vector are under a collection.
         let (vec, _) = l
             .descriptor
@@ -151,10 +157,10 @@ mod tests {
             .enumerate()
             .find(|(i, f)| f.parent_id as usize == *i && f.role == StructuralRole::Collection)
             .expect("a top-level collection");
-        assert_eq!(facts.multiplier[vec], Some(1));
+        assert_eq!(multiplier[vec], Some(1));
         let item =
             (0..l.descriptor.fields.len()).find(|&i| i != vec && l.descriptor.fields[i].parent_id as usize == vec);
         let item = item.expect("the collection's item field");
-        assert_eq!(facts.multiplier[item], None);
+        assert_eq!(multiplier[item], None);
     }
 }

@@ -5,7 +5,7 @@
 //! [`crate::term::Bar`]; the command line stops on Ctrl-C, the Python
 //! bindings when Python has a pending `KeyboardInterrupt`.
 
-use rntuple_format::Error;
+use rntuple::format::Error;
 
 /// Receives the progress of a long-running tool.
 pub trait Progress: Send + Sync {
@@ -45,7 +45,7 @@ pub fn is_interrupted(e: &Error) -> bool {
 }
 
 /// Fails with [`interrupted`] when `progress` asks to stop.
-pub(crate) fn check(progress: &dyn Progress, what: &str) -> rntuple_format::Result<()> {
+pub(crate) fn check(progress: &dyn Progress, what: &str) -> rntuple::format::Result<()> {
     if progress.cancelled() {
         Err(interrupted(what))
     } else {

@@ -130,3 +130,36 @@ fn known_figures() {
     assert_eq!(one.rntuples.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["B"]);
     assert!(inspect_file(&path, Some("C"), true).is_err());
 }
+
+/// The sets ROOT 6.40 wrote (tests/reference/attributes_root.py): "runs"
+/// with two entries, "flags" with three.
+#[test]
+fn attribute_sets_are_listed_in_text_json_and_show() {
+    let path = data("attributes_root640.root");
+    let i = inspect_file(&path, None, true).expect("inspect");
+    let j = to_json(&i);
+    let sets = &j["rntuples"][0]["attribute_sets"];
+    assert_eq!(
+        sets,
+        &serde_json::json!([
+            {"name": "runs", "schema_version": "1.0", "num_entries": 2, "fields": [
+                {"name": "run", "type": "std::int32_t"},
+                {"name": "tag", "type": "std::string"},
+                {"name": "weights", "type": "std::vector<float>"}]},
+            {"name": "flags", "schema_version": "1.0", "num_entries": 3, "fields": [
+                {"name": "flag", "type": "std::uint16_t"}]},
+        ])
+    );
+    let mut text = Vec::new();
+    table::write(&i, table::Limits::default(), &mut text).expect("text");
+    let text = String::from_utf8(text).expect("utf-8");
+    let runs = "attribute set 'runs' (schema 1.0): 2 entries, fields run: std::int32_t, tag: std::string, \
+                weights: std::vector<float>";
+    let flags = "attribute set 'flags' (schema 1.0): 3 entries, fields flag: std::uint16_t";
+    assert!(text.contains(runs) && text.contains(flags), "{text}");
+    let nt = rntuple::RNTupleFile::open(&path).expect("open").rntuple("Events").expect("rntuple");
+    let mut shown = Vec::new();
+    rntuple_tools::term::show(&nt, &mut shown).expect("show");
+    let shown = String::from_utf8(shown).expect("utf-8");
+    assert!(shown.contains(runs) && shown.contains(flags), "{shown}");
+}

@@ -327,3 +327,19 @@ fn an_interrupted_merge_leaves_no_output() {
     merge(&out, &refs, &MergeOptions::default(), &StopAfter(AtomicU64::new(0), u64::MAX)).expect("merge");
     assert_verifies(&out);
 }
+
+/// ROOT 6.40's `RNTupleMerger` (hadd, `TFileMerger`) writes no attribute set
+/// into the merged file; the merge leaves them out too and names each one.
+#[test]
+fn attribute_sets_are_left_out_and_named() {
+    let input = data("attributes_root640.root");
+    let out = scratch("merged-attributes.root");
+    let s = run(&out, &[&input, &input], &forced()).expect("merge");
+    let file = input.display().to_string();
+    let from = |set: &str| format!("{set} (from {file})");
+    assert_eq!(s.attribute_sets_dropped, vec![from("runs"), from("flags"), from("runs"), from("flags")]);
+    let nt = RNTupleFile::open(&out).expect("open").rntuple("Events").expect("rntuple");
+    assert_eq!(nt.num_entries(), 12);
+    assert!(nt.attribute_sets().is_empty());
+    assert_verifies(&out);
+}

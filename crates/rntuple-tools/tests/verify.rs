@@ -264,3 +264,24 @@ fn structural_damage_under_valid_checksums_is_found() {
     let r = verify(&p);
     assert!(r.problems.iter().any(|p| p.check == "offsets" && p.message.contains("decreases")), "{:#?}", r.problems);
 }
+
+#[test]
+fn a_corrupt_page_of_an_attribute_set_is_reported_under_the_set() {
+    let original = data("attributes_root640.root");
+    let f = rntuple::RNTupleFile::open(&original).expect("open");
+    let nt = f.rntuple("Events").expect("rntuple");
+    let link = nt.attribute_sets().first().expect("the file has an attribute set").clone();
+    let set = nt.attribute_set(&link.name).expect("attribute set");
+    let page = set.rntuple().descriptor().clusters[0].columns[0].pages[0].locator;
+    assert!(verify(&original).is_ok());
+    let mut bytes = std::fs::read(&original).expect("read");
+    bytes[page.offset as usize] ^= 0x5A;
+    let path = scratch("attribute_page_flipped.root");
+    std::fs::write(&path, &bytes).expect("write");
+    let r = verify(&path);
+    let expected = format!("Events/attribute set {}", link.name);
+    let p = r.problems.iter().find(|p| p.check == "checksum").expect("a checksum problem");
+    assert_eq!(p.rntuple.as_deref(), Some(expected.as_str()), "{:#?}", r.problems);
+    assert_eq!(p.cluster, Some(0));
+    assert_eq!(p.column, Some(0));
+}

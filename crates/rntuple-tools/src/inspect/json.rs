@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use super::{ColumnReport, EnvelopeInfo, FieldReport, Inspection, PageSizeStats, RNTupleReport};
+use crate::load::AttributeSetSummary;
 use crate::units::div;
 
 /// Version of the JSON layout; bumped on any incompatible change.
@@ -76,6 +77,16 @@ fn column(c: &ColumnReport) -> Value {
     })
 }
 
+/// The JSON value of one linked attribute set.
+pub fn attribute_set(a: &AttributeSetSummary) -> Value {
+    json!({
+        "name": a.name,
+        "schema_version": a.schema_version,
+        "num_entries": a.num_entries,
+        "fields": a.fields.iter().map(|(n, t)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
+    })
+}
+
 /// The JSON value of one RNTuple's report.
 pub fn rntuple(r: &RNTupleReport) -> Value {
     let total = r.pages.compressed;
@@ -126,6 +137,7 @@ pub fn rntuple(r: &RNTupleReport) -> Value {
         })).collect::<Vec<_>>(),
         "fields": r.fields.iter().map(|f| field(f, total)).collect::<Vec<_>>(),
         "columns": r.columns.iter().map(column).collect::<Vec<_>>(),
+        "attribute_sets": r.attribute_sets.iter().map(attribute_set).collect::<Vec<_>>(),
     })
 }
 

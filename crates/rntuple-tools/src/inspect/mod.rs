@@ -20,7 +20,7 @@ use std::path::Path;
 use rntuple::format::model::{ColumnDescriptor, ColumnType};
 use rntuple::format::Result;
 
-use crate::load::{load, open_root, FieldFacts, Loaded};
+use crate::load::{attribute_sets_of, load, open_root, AttributeSetSummary, Loaded};
 
 /// Position and sizes of an envelope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -194,6 +194,8 @@ pub struct RNTupleReport {
     pub fields: Vec<FieldReport>,
     /// Physical columns by compressed size (largest first).
     pub columns: Vec<ColumnReport>,
+    /// Linked attribute sets, in the footer's order.
+    pub attribute_sets: Vec<AttributeSetSummary>,
 }
 
 /// What `inspect` says about a file.
@@ -216,7 +218,10 @@ pub fn inspect_file(path: &Path, name: Option<&str>, verify_checksums: bool) -> 
     for n in names {
         let loaded =
             load(root.clone(), &file, &n, verify_checksums).map_err(|e| e.within(&format!("RNTuple '{n}'")))?;
-        rntuples.push(inspect_loaded(&loaded));
+        let mut report = inspect_loaded(&loaded);
+        report.attribute_sets =
+            attribute_sets_of(&loaded).map_err(|e| e.within(&format!("attribute sets of RNTuple '{n}'")))?;
+        rntuples.push(report);
     }
     Ok(Inspection { file, file_size: root.size(), rntuples })
 }
@@ -265,7 +270,9 @@ fn packed(n: u64, bits: u16) -> u64 {
 /// The report of one loaded RNTuple.
 pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
     let d = &l.descriptor;
-    let facts = FieldFacts::new(&l.schema, d.fields.len());
+    // Dotted path and top-level field id of every field.
+    let at: Vec<(String, usize)> =
+        l.schema.by_id().into_iter().map(|f| f.map_or((String::new(), 0), |f| (f.path, f.top.id as usize))).collect();
     let ncols = d.columns.len();
 
     struct Acc {
@@ -346,8 +353,8 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
         columns.push(ColumnReport {
             id: id as u32,
             field_id: cd.field_id,
-            field: facts.path[fid].clone(),
-            top_level_field: d.fields[facts.top[fid] as usize].name.clone(),
+            field: at[fid].0.clone(),
+            top_level_field: d.fields[at[fid].1].name.clone(),
             column_type: cd.column_type,
             bits_on_storage: cd.bits_on_storage,
             representation_index: cd.representation_index,
@@ -386,8 +393,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
             });
         }
     }
-    for id in 0..d.fields.len() {
-        let top = facts.top[id] as usize;
+    for (id, &(_, top)) in at.iter().enumerate() {
         if top != id {
             if let Some(f) = fields.get_mut(slot[top]) {
                 f.num_subfields += 1;
@@ -395,7 +401,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
         }
     }
     for c in &columns {
-        if let Some(f) = fields.get_mut(slot[facts.top[c.field_id as usize] as usize]) {
+        if let Some(f) = fields.get_mut(slot[at[c.field_id as usize].1]) {
             f.num_columns += 1;
             f.num_pages += c.num_pages;
             f.compressed += c.compressed;
@@ -454,6 +460,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
         clusters,
         fields,
         columns,
+        attribute_sets: Vec::new(),
     }
 }
 

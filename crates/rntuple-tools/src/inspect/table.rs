@@ -5,6 +5,7 @@
 use std::io::{Result, Write};
 
 use super::{Inspection, RNTupleReport};
+use crate::load::AttributeSetSummary;
 use crate::units::{bytes, compression, count, div, ratio};
 
 /// How many rows of each long table to print.
@@ -106,6 +107,7 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
     )?;
     let settings: Vec<String> = r.compression.iter().map(|&s| compression(s)).collect();
     writeln!(out, "  compression {}", if settings.is_empty() { "-".to_string() } else { settings.join(", ") })?;
+    attribute_sets(&r.attribute_sets, out)?;
     writeln!(out)?;
 
     let right = Align::Right;
@@ -314,6 +316,23 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
         ],
         &rows,
     )
+}
+
+/// One line per linked attribute set: name, entries, the user's fields
+/// (also `rntuple show`'s).
+pub fn attribute_sets(sets: &[AttributeSetSummary], out: &mut dyn Write) -> Result<()> {
+    for a in sets {
+        let fields: Vec<String> = a.fields.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        writeln!(
+            out,
+            "  attribute set '{}' (schema {}): {} entries, fields {}",
+            a.name,
+            a.schema_version,
+            count(a.num_entries),
+            if fields.is_empty() { "-".to_string() } else { fields.join(", ") }
+        )?;
+    }
+    Ok(())
 }
 
 /// Writes the report of every RNTuple of an inspection, separated by blank lines.

@@ -24,14 +24,15 @@
 use std::collections::{HashMap, HashSet};
 
 use rntuple::format::model::{
-    AliasColumnDescriptor, ColumnDescriptor, ColumnType, FieldDescriptor, Header, SchemaDescription, StructuralRole,
+    AliasColumnDescriptor, ColumnDescriptor, ColumnType, FieldDescriptor, Header, SchemaDescription,
     COLUMN_FLAG_DEFERRED, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE,
 };
 use rntuple::format::{Error, Result};
-use rntuple::{Descriptor, Schema};
+use rntuple::schema::FieldAt;
+use rntuple::{field_multipliers, Descriptor, FieldKind, FieldNode, Schema};
 
 use super::MergeMode;
-use crate::load::{FieldFacts, Loaded};
+use crate::load::Loaded;
 
 /// What the merge knows about one output column.
 #[derive(Debug, Clone)]
@@ -76,34 +77,18 @@ pub(crate) struct Plan {
     pub(crate) dropped: Vec<String>,
 }
 
-/// Children (by id order) of every field.
-fn children_of(fields: &[FieldDescriptor]) -> Vec<Vec<usize>> {
-    let mut out = vec![Vec::new(); fields.len()];
-    for (i, f) in fields.iter().enumerate() {
-        let p = f.parent_id as usize;
-        if p != i && p < fields.len() {
-            out[p].push(i);
-        }
-    }
-    out
+/// One side of a comparison: the flat lists and the schema's tree by id.
+struct Side<'a> {
+    fields: &'a [FieldDescriptor],
+    columns: &'a [ColumnDescriptor],
+    by_id: &'a [Option<FieldAt<'a>>],
 }
 
-/// Physical columns of every field by representation index.
-fn reps_of(num_fields: usize, columns: &[ColumnDescriptor]) -> Vec<Vec<Vec<u32>>> {
-    let mut out: Vec<Vec<Vec<u32>>> = vec![Vec::new(); num_fields];
-    for (c, cd) in columns.iter().enumerate() {
-        let list = &mut out[cd.field_id as usize];
-        let r = cd.representation_index as usize;
-        if r >= list.len() {
-            list.resize(r + 1, Vec::new());
-        }
-        list[r].push(c as u32);
+impl Side<'_> {
+    /// Dotted path of field `id`.
+    fn path(&self, id: u32) -> Option<String> {
+        self.by_id.get(id as usize)?.as_ref().map(|f| f.path.clone())
     }
-    out
-}
-
-fn top_level(fields: &[FieldDescriptor]) -> Vec<usize> {
-    (0..fields.len()).filter(|&i| fields[i].parent_id as usize == i).collect()
 }
 
 /// Column types holding the same values in another encoding: pages convert
@@ -151,25 +136,18 @@ impl Out {
     }
 }
 
-/// Compares `src` field `s` of input `d` with output field `o`, recursively;
+/// Compares field `s` of an input with output field `o`, recursively;
 /// records problems in `errors` and matched columns in `map` (output → input).
-#[allow(clippy::too_many_arguments)]
 fn compare(
-    d: &Descriptor,
-    s: usize,
-    src_kids: &[Vec<usize>],
-    src_reps: &[Vec<Vec<u32>>],
-    src_facts: &FieldFacts,
-    out: &Out,
-    o: usize,
-    out_kids: &[Vec<usize>],
-    out_reps: &[Vec<Vec<u32>>],
-    out_facts: &FieldFacts,
+    src: &Side<'_>,
+    s: &FieldNode,
+    out: &Side<'_>,
+    o: &FieldNode,
     errors: &mut Vec<String>,
     map: &mut HashMap<u32, u32>,
 ) {
-    let (sf, of) = (&d.fields[s], &out.fields[o]);
-    let path = &out_facts.path[o];
+    let (sf, of) = (&src.fields[s.id as usize], &out.fields[o.id as usize]);
+    let path = out.path(o.id).unwrap_or_default();
     let mut differ = |what: &str, old: String, new: String| {
         errors.push(format!("field '{path}' has a different {what} (first input: {old}, this input: {new})"));
     };
@@ -203,13 +181,12 @@ fn compare(
         return;
     }
     if of.flags & FIELD_FLAG_PROJECTED != 0 {
-        let src_of = |id: Option<u32>, facts: &FieldFacts| id.and_then(|i| facts.path.get(i as usize).cloned());
-        let (a, b) = (src_of(of.source_field_id, out_facts), src_of(sf.source_field_id, src_facts));
+        let (a, b) = (of.source_field_id.and_then(|i| out.path(i)), sf.source_field_id.and_then(|i| src.path(i)));
         if a != b {
             differ("projection source", format!("{a:?}"), format!("{b:?}"));
         }
     } else {
-        let (sr, or) = (&src_reps[s], &out_reps[o]);
+        let (sr, or) = (&s.representations, &o.representations);
         if sr.len() != or.len() {
             differ("number of column representations", or.len().to_string(), sr.len().to_string());
         } else {
@@ -223,7 +200,7 @@ fn compare(
                     continue;
                 }
                 for (i, (&sc, &oc)) in scols.iter().zip(ocols).enumerate() {
-                    let (a, b) = (&d.columns[sc as usize], &out.columns[oc as usize]);
+                    let (a, b) = (&src.columns[sc as usize], &out.columns[oc as usize]);
                     let which = format!("column {i} of representation {r}");
                     if !convertible(a.column_type, b.column_type) {
                         differ(&format!("{which} type"), b.column_type.to_string(), a.column_type.to_string());
@@ -246,40 +223,33 @@ fn compare(
             }
         }
     }
-    let (sk, ok) = (&src_kids[s], &out_kids[o]);
+    let (sk, ok) = (&s.children, &o.children);
     if sk.len() != ok.len() {
         differ("number of subfields", ok.len().to_string(), sk.len().to_string());
         return;
     }
-    for (&a, &b) in sk.iter().zip(ok) {
-        compare(d, a, src_kids, src_reps, src_facts, out, b, out_kids, out_reps, out_facts, errors, map);
+    for (a, b) in sk.iter().zip(ok) {
+        compare(src, a, out, b, errors, map);
     }
 }
 
 /// Adds the subtree of input field `s` to the output's schema extension
 /// (union mode), its columns deferred from `first_entry` on. Fills `fmap`
 /// (input field → output field) and `map` (output column → input column).
-#[allow(clippy::too_many_arguments)]
 fn add_subtree(
     d: &Descriptor,
-    s: usize,
-    src_kids: &[Vec<usize>],
-    src_facts: &FieldFacts,
+    s: &FieldNode,
+    multipliers: &[Option<u64>],
     out: &mut Out,
     first_entry: u64,
     fmap: &mut HashMap<usize, usize>,
     map: &mut HashMap<u32, u32>,
 ) -> Result<()> {
     // Fields in pre-order: a parent gets its id before its children.
-    let mut order = Vec::new();
-    let mut stack = vec![s];
-    while let Some(f) = stack.pop() {
-        order.push(f);
-        if order.len() > d.fields.len() {
-            return Err(Error::InvalidArgument { message: "field tree with a cycle".into() });
-        }
-        stack.extend(src_kids[f].iter().rev());
-    }
+    let mut nodes = Vec::new();
+    s.walk("", &mut nodes);
+    let order: Vec<usize> = nodes.iter().map(|(_, n)| n.id as usize).collect();
+    let s = s.id as usize;
     for &f in &order {
         let id = out.fields.len();
         fmap.insert(f, id);
@@ -311,7 +281,7 @@ fn add_subtree(
         // late field are deferred and suppressed (negative first element).
         let first = first_of_rep.insert((of, cd.representation_index));
         // The subtree is top-level in both: its multipliers are the input's.
-        let start = match (first, src_facts.multiplier.get(cd.field_id as usize).copied().flatten()) {
+        let start = match (first, multipliers.get(cd.field_id as usize).copied().flatten()) {
             (true, Some(m)) => first_entry.saturating_mul(m),
             _ => 0,
         };
@@ -361,82 +331,66 @@ pub(crate) fn plan(inputs: &[Loaded], mode: MergeMode, writer: String) -> Result
         let context = |msg: String| Error::InvalidArgument {
             message: format!("cannot merge {} (input {}) in {mode} mode: {msg}", input.file, k + 1),
         };
-        let out_kids = children_of(&out.fields);
-        let out_reps = reps_of(out.fields.len(), &out.columns);
-        let out_facts = FieldFacts::new(&Schema::from_descriptor(&out.descriptor(&header))?, out.fields.len());
-        let src_kids = children_of(&d.fields);
-        let src_reps = reps_of(d.fields.len(), &d.columns);
-        let src_facts = FieldFacts::new(&input.schema, d.fields.len());
-        let out_top: HashMap<String, usize> =
-            top_level(&out.fields).into_iter().map(|i| (out.fields[i].name.clone(), i)).collect();
-        let src_top: Vec<usize> = top_level(&d.fields);
-        let src_names: HashSet<&str> = src_top.iter().map(|&i| d.fields[i].name.as_str()).collect();
+        let out_schema = Schema::from_descriptor(&out.descriptor(&header))?;
+        let out_by_id = out_schema.by_id();
+        let src_by_id = input.schema.by_id();
+        let num_out_fields = out.fields.len();
+        let out_top: HashMap<&str, &FieldNode> = out_schema.fields.iter().map(|f| (f.name.as_str(), f)).collect();
+        let src_top = &input.schema.fields;
+        let src_names: HashSet<&str> = src_top.iter().map(|f| f.name.as_str()).collect();
 
         let mut errors = Vec::new();
         let mut map: HashMap<u32, u32> = HashMap::new();
-        for &s in &src_top {
-            if let Some(&o) = out_top.get(d.fields[s].name.as_str()) {
-                compare(
-                    d,
-                    s,
-                    &src_kids,
-                    &src_reps,
-                    &src_facts,
-                    &out,
-                    o,
-                    &out_kids,
-                    &out_reps,
-                    &out_facts,
-                    &mut errors,
-                    &mut map,
-                );
+        {
+            let src = Side { fields: &d.fields, columns: &d.columns, by_id: &src_by_id };
+            let dst = Side { fields: &out.fields, columns: &out.columns, by_id: &out_by_id };
+            for s in src_top {
+                if let Some(o) = out_top.get(s.name.as_str()) {
+                    compare(&src, s, &dst, o, &mut errors, &mut map);
+                }
             }
         }
         if !errors.is_empty() {
             return Err(context(format!("its schema differs from the first input's:\n  * {}", errors.join("\n  * "))));
         }
-        let mut missing: Vec<String> = top_level(&out.fields)
-            .into_iter()
-            .map(|i| out.fields[i].name.clone())
-            .filter(|n| !src_names.contains(n.as_str()))
-            .collect();
+        let mut missing: Vec<String> =
+            out_schema.fields.iter().map(|f| f.name.clone()).filter(|n| !src_names.contains(n.as_str())).collect();
         missing.sort_unstable();
-        let extra: Vec<usize> =
-            src_top.iter().copied().filter(|&s| !out_top.contains_key(d.fields[s].name.as_str())).collect();
+        let extra: Vec<&FieldNode> = src_top.iter().filter(|s| !out_top.contains_key(s.name.as_str())).collect();
         if !missing.is_empty() && mode != MergeMode::Union {
             return Err(context(format!("it lacks the field(s) {}", missing.join(", "))));
         }
         if !extra.is_empty() {
             match mode {
                 MergeMode::Strict => {
-                    let names: Vec<&str> = extra.iter().map(|&s| d.fields[s].name.as_str()).collect();
+                    let names: Vec<&str> = extra.iter().map(|s| s.name.as_str()).collect();
                     return Err(context(format!("it has field(s) the first input lacks: {}", names.join(", "))));
                 }
                 MergeMode::Filter => {
-                    dropped.extend(extra.iter().map(|&s| format!("{} (from {})", d.fields[s].name, input.file)));
+                    dropped.extend(extra.iter().map(|s| format!("{} (from {})", s.name, input.file)));
                 }
                 MergeMode::Union => {
                     let mut fmap: HashMap<usize, usize> = HashMap::new();
                     // Fields matched by name map to their output fields (for projections).
-                    for &s in &src_top {
-                        if let Some(&o) = out_top.get(d.fields[s].name.as_str()) {
-                            map_matched(s, o, &src_kids, &out_kids, &mut fmap);
+                    for s in src_top {
+                        if let Some(o) = out_top.get(s.name.as_str()) {
+                            map_matched(s, o, &mut fmap);
                         }
                     }
                     // Non-projected fields first, then projected ones (ROOT's order).
-                    let mut order: Vec<usize> =
-                        extra.iter().copied().filter(|&s| d.fields[s].flags & FIELD_FLAG_PROJECTED == 0).collect();
-                    order.extend(extra.iter().copied().filter(|&s| d.fields[s].flags & FIELD_FLAG_PROJECTED != 0));
+                    let mut order: Vec<&FieldNode> = extra.iter().copied().filter(|s| !s.projected).collect();
+                    order.extend(extra.iter().copied().filter(|s| s.projected));
+                    let multipliers = field_multipliers(&input.schema, d.fields.len());
                     for s in order {
-                        add_subtree(d, s, &src_kids, &src_facts, &mut out, entries, &mut fmap, &mut map)
+                        add_subtree(d, s, &multipliers, &mut out, entries, &mut fmap, &mut map)
                             .map_err(|e| context(e.to_string()))?;
-                        added.push(format!("{} (from {}, entry {entries})", d.fields[s].name, input.file));
+                        added.push(format!("{} (from {}, entry {entries})", s.name, input.file));
                     }
                     // Alias columns of the new projected fields.
                     let inverse: HashMap<u32, u32> = map.iter().map(|(&o, &i)| (i, o)).collect();
                     for a in &d.alias_columns {
                         let Some(&of) = fmap.get(&(a.field_id as usize)) else { continue };
-                        if of < out_kids.len() {
+                        if of < num_out_fields {
                             continue; // an existing output field keeps its aliases
                         }
                         let phys = inverse.get(&a.physical_column_id).ok_or_else(|| {
@@ -465,9 +419,14 @@ pub(crate) fn plan(inputs: &[Loaded], mode: MergeMode, writer: String) -> Result
         entries = entries.saturating_add(d.num_entries());
     }
 
-    let desc = out.descriptor(&header);
-    let facts = FieldFacts::new(&Schema::from_descriptor(&desc)?, desc.fields.len());
-    let reps = reps_of(out.fields.len(), &out.columns);
+    let schema = Schema::from_descriptor(&out.descriptor(&header))?;
+    let by_id = schema.by_id();
+    let multiplier = field_multipliers(&schema, out.fields.len());
+    // Physical columns of every field by representation (none for projected fields).
+    let reps: Vec<Vec<Vec<u32>>> = by_id
+        .iter()
+        .map(|f| f.as_ref().filter(|f| !f.node.projected).map_or_else(Vec::new, |f| f.node.representations.clone()))
+        .collect();
     let mut pos_of = vec![(0usize, 0usize); out.columns.len()];
     for cols in reps.iter().flatten() {
         for (p, &c) in cols.iter().enumerate() {
@@ -475,20 +434,16 @@ pub(crate) fn plan(inputs: &[Loaded], mode: MergeMode, writer: String) -> Result
             pos_of[c as usize] = (r, p);
         }
     }
-    let streamer = |f: usize| {
-        let mut f = f;
-        for _ in 0..=out.fields.len() {
-            if out.fields[f].role == StructuralRole::Streamer {
-                return true;
-            }
-            let p = out.fields[f].parent_id as usize;
-            if p == f {
-                break;
-            }
-            f = p;
+    // Fields inside a streamer field (which has no default value).
+    let mut streamer = vec![false; out.fields.len()];
+    for f in by_id.iter().flatten().filter(|f| f.node.kind == FieldKind::Streamer) {
+        let mut nodes = Vec::new();
+        f.node.walk("", &mut nodes);
+        for (_, n) in nodes {
+            streamer[n.id as usize] = true;
         }
-        false
-    };
+    }
+    let path = |f: usize| by_id.get(f).and_then(|x| x.as_ref()).map_or_else(String::new, |x| x.path.clone());
     let out_cols = out
         .columns
         .iter()
@@ -500,9 +455,9 @@ pub(crate) fn plan(inputs: &[Loaded], mode: MergeMode, writer: String) -> Result
                 field: f,
                 rep,
                 pos,
-                multiplier: if pos == 0 { facts.multiplier[f] } else { None },
-                streamer: streamer(f),
-                path: facts.path[f].clone(),
+                multiplier: if pos == 0 { multiplier.get(f).copied().flatten() } else { None },
+                streamer: streamer.get(f).copied().unwrap_or(false),
+                path: path(f),
             }
         })
         .collect();
@@ -519,10 +474,10 @@ pub(crate) fn plan(inputs: &[Loaded], mode: MergeMode, writer: String) -> Result
 }
 
 /// Maps matched subtrees field by field (by position).
-fn map_matched(s: usize, o: usize, src_kids: &[Vec<usize>], out_kids: &[Vec<usize>], fmap: &mut HashMap<usize, usize>) {
-    fmap.insert(s, o);
-    for (&a, &b) in src_kids[s].iter().zip(&out_kids[o]) {
-        map_matched(a, b, src_kids, out_kids, fmap);
+fn map_matched(s: &FieldNode, o: &FieldNode, fmap: &mut HashMap<usize, usize>) {
+    fmap.insert(s.id as usize, o.id as usize);
+    for (a, b) in s.children.iter().zip(&o.children) {
+        map_matched(a, b, fmap);
     }
 }
 

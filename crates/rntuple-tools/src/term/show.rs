@@ -2,8 +2,8 @@
 
 use std::io::{Result, Write};
 
+use rntuple::format::column::ColumnSpec;
 use rntuple::{FieldNode, RNTuple};
-use rntuple_format::column::ColumnSpec;
 
 struct Sizes {
     compressed: Vec<u64>,
@@ -105,6 +105,8 @@ pub fn show(nt: &RNTuple, out: &mut dyn Write) -> Result<()> {
         "  header: {} B ({} B uncompressed), footer: {} B ({} B uncompressed)",
         a.nbytes_header, a.len_header, a.nbytes_footer, a.len_footer
     )?;
+    let sets = crate::load::attribute_sets(nt).map_err(std::io::Error::other)?;
+    crate::inspect::table::attribute_sets(&sets, out)?;
     writeln!(out, "  schema:")?;
     for f in &nt.schema().fields {
         field_line(nt, f, 1, &sizes, out)?;

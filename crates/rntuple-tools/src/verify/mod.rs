@@ -38,10 +38,11 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+use rntuple::attributes::read_anchor;
 use rntuple::container::{Anchor, KeyInfo, LocalFile, OpenOptions, RootFile};
 use rntuple::format::model::{Footer, Header, PageList};
 use rntuple::format::Error;
-use rntuple::{load_envelopes, Checks, Found};
+use rntuple::{load_envelopes, load_from_anchor, Checks, Found};
 
 use crate::progress::Progress;
 
@@ -320,30 +321,39 @@ pub fn verify_file(path: &Path, options: VerifyOptions, progress: &dyn Progress)
 /// The envelopes of one RNTuple as far as they could be read.
 pub(crate) struct Envelopes {
     pub(crate) anchor: Anchor,
-    pub(crate) anchor_key: KeyInfo,
+    /// Bytes of the file holding the anchor object (its key's payload).
+    pub(crate) anchor_extent: (u64, u64),
+    /// For an attribute set: the main RNTuple's name and the set's name.
+    pub(crate) attribute_set: Option<(String, String)>,
     pub(crate) header: Header,
     pub(crate) footer: Footer,
     /// `None` for a page list that could not be read.
     pub(crate) page_lists: Vec<Option<PageList>>,
 }
 
-/// Loads the envelopes through the engine's loader in its report-and-go-on
-/// mode: every problem is reported, a checksum mismatch does not stop the
-/// checks that follow it.
-fn read_envelopes(root: &RootFile, key: &KeyInfo, r: &mut Reporter<'_>) -> Option<Envelopes> {
+/// Loads the envelopes through the engine's loader (`load`: from a key or
+/// from an attribute set's anchor) in its report-and-go-on mode: every
+/// problem is reported, a checksum mismatch does not stop the checks that
+/// follow it.
+fn read_envelopes(
+    load: impl FnOnce(&mut Checks<'_>) -> std::result::Result<rntuple::Envelopes, Found>,
+    anchor_extent: (u64, u64),
+    attribute_set: Option<(String, String)>,
+    r: &mut Reporter<'_>,
+) -> Option<Envelopes> {
     let mut report = |f: Found| {
         let mut at = Where::check(f.check);
         at.offset = f.offset;
         r.error(&f.error, at);
     };
-    let loaded = load_envelopes(root, key, &mut Checks::Report(&mut report)).ok()?;
+    let loaded = load(&mut Checks::Report(&mut report)).ok()?;
     for (g, (cg, pl)) in loaded.footer.cluster_groups.iter().zip(&loaded.page_lists).enumerate() {
         if let Some(pl) = pl {
             check_group(cg, pl, g, cg.page_list.locator.offset, r);
         }
     }
     let rntuple::Envelopes { anchor, header, footer, page_lists, .. } = loaded;
-    Some(Envelopes { anchor, anchor_key: key.clone(), header, footer, page_lists })
+    Some(Envelopes { anchor, anchor_extent, attribute_set, header, footer, page_lists })
 }
 
 /// A cluster group's summary against the clusters of its page list.
@@ -386,8 +396,40 @@ fn check_group(
 
 fn verify_rntuple(root: &Arc<RootFile>, key: &KeyInfo, options: VerifyOptions, r: &mut Reporter<'_>) {
     let problems_before = r.report.num_problems;
-    let Some(env) = read_envelopes(root, key, r) else { return };
+    let extent = (key.payload_offset(), key.payload_offset().saturating_add(u64::from(key.stored_len())));
+    let Some(env) = read_envelopes(|checks| load_envelopes(root, key, checks), extent, None, r) else { return };
     pages::verify_data(root, &env, options, problems_before, r);
+    verify_attribute_sets(root, &env, options, r);
+}
+
+/// Every linked attribute set (spec "Linked Attribute Set Record Frame") is
+/// an RNTuple of its own: its anchor, envelopes and pages get the same
+/// checks, reported under `MAIN/attribute set NAME`.
+fn verify_attribute_sets(root: &Arc<RootFile>, main: &Envelopes, options: VerifyOptions, r: &mut Reporter<'_>) {
+    let main_name = r.rntuple.clone().unwrap_or_default();
+    for link in &main.footer.attribute_sets {
+        if r.cancelled() {
+            break;
+        }
+        let name = format!("{main_name}/attribute set {}", link.name);
+        r.rntuple = Some(name.clone());
+        let problems_before = r.report.num_problems;
+        let loc = link.anchor_locator;
+        let anchor = match read_anchor(root, link, main.anchor.max_key_size, true, &name) {
+            Ok(a) => a,
+            Err(e) => {
+                r.error(&e, Where::check("anchor").at(loc.offset));
+                continue;
+            }
+        };
+        let extent = (loc.offset, loc.offset.saturating_add(loc.size));
+        let set = Some((main_name.clone(), link.name.clone()));
+        let Some(env) = read_envelopes(|checks| load_from_anchor(root, anchor, checks), extent, set, r) else {
+            continue;
+        };
+        pages::verify_data(root, &env, options, problems_before, r);
+    }
+    r.rntuple = Some(main_name);
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@ use rntuple::{RNTupleFile, ReadOptions, Schema};
 
 use super::structure::{check_cluster, ClusterData, Listing, Offsets, Tree};
 use super::{Envelopes, Reporter, VerifyOptions, Where};
-use crate::load::FieldFacts;
 
 /// Most page bytes read at once.
 const READ_BATCH: u64 = 32 << 20;
@@ -87,13 +86,13 @@ pub(super) fn verify_data(
     // Step 3: the descriptor and the schema (only with every page list).
     let complete = env.page_lists.iter().all(|p| p.is_some());
     let mut descriptor = None;
-    let mut facts = None;
+    let mut schema = None;
     if complete {
         let lists: Vec<_> = env.page_lists.iter().flatten().cloned().collect();
         match Descriptor::new(env.header.clone(), env.footer.clone(), lists) {
             Ok(d) => match Schema::from_descriptor(&d) {
-                Ok(schema) => {
-                    facts = Some(FieldFacts::new(&schema, d.fields.len()));
+                Ok(s) => {
+                    schema = Some(s);
                     descriptor = Some(d);
                 }
                 Err(e) => r.error(&e, Where::check("schema")),
@@ -101,7 +100,7 @@ pub(super) fn verify_data(
             Err(e) => r.error(&e, Where::check("schema")),
         }
     }
-    let tree = descriptor.as_ref().zip(facts.as_ref()).map(|(d, f)| Tree::new(d, f.clone()));
+    let tree = descriptor.as_ref().zip(schema.as_ref()).map(|(d, s)| Tree::new(d, s));
 
     // The clusters, from the descriptor (sorted, validated) or the page lists as they are.
     let views: Vec<ClusterView<'_>> = match &descriptor {
@@ -120,7 +119,7 @@ pub(super) fn verify_data(
     // Step 4 and 5: every page, cluster by cluster.
     let field_of = |c: usize| -> Option<String> {
         let f = columns.get(c)?.field_id as usize;
-        facts.as_ref().and_then(|x| x.path.get(f).cloned())
+        tree.as_ref().map(|t| t.path(f).to_string())
     };
     let specs: Vec<Option<ColumnSpec>> = columns
         .iter()
@@ -212,7 +211,7 @@ pub(super) fn verify_data(
     // Step 6: the reader, when everything else passed.
     if options.read_values && !r.report.interrupted && r.report.num_problems == problems_before {
         if let Some(d) = &descriptor {
-            read_values(root, d, r);
+            read_values(root, d, env.attribute_set.as_ref(), r);
         }
     }
 }
@@ -361,12 +360,8 @@ fn check_extents(root: &RootFile, env: &Envelopes, views: &[ClusterView<'_>], r:
     let mk = env.anchor.max_key_size;
     let single = |size: u64| mk == 0 || size <= mk;
     let mut ext = Vec::new();
-    let key = &env.anchor_key;
-    ext.push(Extent {
-        start: key.payload_offset(),
-        end: key.payload_offset() + u64::from(key.stored_len()),
-        holds: Holds::Anchor,
-    });
+    let (start, end) = env.anchor_extent;
+    ext.push(Extent { start, end, holds: Holds::Anchor });
     let a = &env.anchor;
     for (holds, offset, size) in
         [(Holds::Header, a.seek_header, a.nbytes_header), (Holds::Footer, a.seek_footer, a.nbytes_footer)]
@@ -439,13 +434,18 @@ fn check_extents(root: &RootFile, env: &Envelopes, views: &[ClusterView<'_>], r:
 }
 
 /// Step 6: every cluster through the reader, one top-level field at a time.
-fn read_values(root: &Arc<RootFile>, d: &Descriptor, r: &mut Reporter<'_>) {
+/// `set`: the main RNTuple and the name of the attribute set being read.
+fn read_values(root: &Arc<RootFile>, d: &Descriptor, set: Option<&(String, String)>, r: &mut Reporter<'_>) {
     let Some(name) = r.rntuple.clone() else { return };
     let file = RNTupleFile::from_root_file(
         root.as_ref().clone(),
         ReadOptions { verify_checksums: true, ..Default::default() },
     );
-    let nt = match file.rntuple(&name) {
+    let opened = match set {
+        Some((main, set)) => file.rntuple(main).and_then(|m| m.attribute_set(set)).map(|s| s.rntuple().clone()),
+        None => file.rntuple(&name),
+    };
+    let nt = match opened {
         Ok(nt) => nt,
         Err(e) => {
             r.error(&e, Where::check("values"));

@@ -6,53 +6,42 @@ use std::collections::HashMap;
 
 use rntuple::descriptor::{ClusterInfo, Descriptor};
 use rntuple::format::column::ColumnValues;
-use rntuple::format::model::{ColumnType, StructuralRole, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE};
+use rntuple::format::model::ColumnType;
+use rntuple::schema::FieldAt;
+use rntuple::{field_multipliers, FieldKind, FieldNode, Schema};
 
 use super::{Reporter, Where};
-use crate::load::FieldFacts;
 
-/// The field tree with each field's physical columns by representation.
-pub(crate) struct Tree {
-    pub(crate) facts: FieldFacts,
-    children: Vec<Vec<usize>>,
-    /// Per field: representations (by index) of physical column ids.
-    reps: Vec<Vec<Vec<u32>>>,
-    top_level: Vec<usize>,
+/// The schema's field tree by field id, with the engine's multipliers.
+pub(crate) struct Tree<'s> {
+    pub(crate) schema: &'s Schema,
+    /// Per field id: the field with its path ([`Schema::by_id`]).
+    pub(crate) fields: Vec<Option<FieldAt<'s>>>,
+    /// Per field id: [`rntuple::field_multipliers`].
+    multiplier: Vec<Option<u64>>,
     /// Per column: its field and its position in its representation.
-    column_field: Vec<(usize, usize, usize)>,
+    column_field: Vec<(usize, usize)>,
 }
 
-impl Tree {
-    pub(crate) fn new(d: &Descriptor, facts: FieldFacts) -> Self {
-        let n = d.fields.len();
-        let mut children = vec![Vec::new(); n];
-        let mut top_level = Vec::new();
-        for (i, f) in d.fields.iter().enumerate() {
-            let p = f.parent_id as usize;
-            if p == i {
-                top_level.push(i);
-            } else if p < n {
-                children[p].push(i);
+impl<'s> Tree<'s> {
+    pub(crate) fn new(d: &Descriptor, schema: &'s Schema) -> Self {
+        let fields = schema.by_id();
+        let mut column_field: Vec<(usize, usize)> = d.columns.iter().map(|c| (c.field_id as usize, 0)).collect();
+        for f in fields.iter().flatten().filter(|f| !f.node.projected) {
+            for cols in &f.node.representations {
+                for (pos, &c) in cols.iter().enumerate() {
+                    if let Some(slot) = column_field.get_mut(c as usize) {
+                        *slot = (f.node.id as usize, pos);
+                    }
+                }
             }
         }
-        let mut reps: Vec<Vec<Vec<u32>>> = vec![Vec::new(); n];
-        let mut column_field = Vec::with_capacity(d.columns.len());
-        for (cid, c) in d.columns.iter().enumerate() {
-            let f = c.field_id as usize;
-            let r = c.representation_index as usize;
-            let list = &mut reps[f];
-            // Representation indexes are consecutive (spec); a gap is only
-            // padded here, the reader reports it as it sees fit.
-            if r >= list.len() && r < 1 << 16 {
-                list.resize(r + 1, Vec::new());
-            }
-            let pos = list.get(r).map_or(0, |l| l.len());
-            if let Some(l) = list.get_mut(r) {
-                l.push(cid as u32);
-            }
-            column_field.push((f, r, pos));
-        }
-        Self { facts, children, reps, top_level, column_field }
+        Self { schema, multiplier: field_multipliers(schema, d.fields.len()), fields, column_field }
+    }
+
+    /// Dotted path of field `f`.
+    pub(crate) fn path(&self, f: usize) -> &str {
+        self.fields.get(f).and_then(|x| x.as_ref()).map_or("", |x| x.path.as_str())
     }
 }
 
@@ -89,14 +78,14 @@ impl ClusterData<'_> {
 
 struct Ctx<'a, 'r, 'p> {
     d: &'a Descriptor,
-    tree: &'a Tree,
+    tree: &'a Tree<'a>,
     data: &'a ClusterData<'a>,
     r: &'r mut Reporter<'p>,
 }
 
 impl Ctx<'_, '_, '_> {
     fn at(&self, check: &'static str, f: usize, col: Option<u32>) -> Where {
-        let mut w = Where::check(check).cluster(self.data.cluster.id).field(&self.tree.facts.path[f]);
+        let mut w = Where::check(check).cluster(self.data.cluster.id).field(self.tree.path(f));
         w.column = col;
         w
     }
@@ -104,7 +93,7 @@ impl Ctx<'_, '_, '_> {
     /// Zero elements a deferred column has at the start of this cluster.
     fn leading_zeros(&self, f: usize, col: u32, expected: u64) -> u64 {
         let first = self.d.columns[col as usize].first_element_index.unwrap_or(0);
-        match (first > 0, self.tree.facts.multiplier[f]) {
+        match (first > 0, self.tree.multiplier.get(f).copied().flatten()) {
             (true, Some(m)) => {
                 let start = self.data.cluster.first_entry.saturating_mul(m);
                 (first as u64).saturating_sub(start).min(expected)
@@ -113,14 +102,14 @@ impl Ctx<'_, '_, '_> {
         }
     }
 
-    fn visit(&mut self, f: usize, items: Option<u64>) {
-        let fd = &self.d.fields[f];
-        if fd.flags & FIELD_FLAG_PROJECTED != 0 {
+    fn visit(&mut self, node: &FieldNode, items: Option<u64>) {
+        if node.projected {
             return;
         }
+        let f = node.id as usize;
         let mut child_items: Option<u64> = None;
         let mut alt_items: Vec<Option<u64>> = Vec::new();
-        let reps = &self.tree.reps[f];
+        let reps = &node.representations;
         if !reps.is_empty() {
             let state = |cols: &Vec<u32>| cols.first().map(|&c| self.data.listing[c as usize]);
             let listed = reps.iter().filter(|cols| !matches!(state(cols), None | Some(Listing::Absent))).count();
@@ -136,45 +125,39 @@ impl Ctx<'_, '_, '_> {
                 self.r.structure(w, msg);
             }
             if let Some(&p) = present.first() {
-                self.check_columns(f, &reps[p], items, &mut child_items, &mut alt_items);
+                self.check_columns(node, &reps[p], items, &mut child_items, &mut alt_items);
             }
         }
-        let kids = &self.tree.children[f];
-        match fd.role {
-            StructuralRole::Collection => {
-                for &k in kids {
-                    self.visit(k, child_items);
-                }
-            }
-            StructuralRole::Variant => {
-                for (i, &k) in kids.iter().enumerate() {
-                    self.visit(k, alt_items.get(i).copied().flatten());
-                }
-            }
-            _ => {
-                let reps_of_self =
-                    if fd.flags & FIELD_FLAG_REPETITIVE != 0 { fd.array_size.unwrap_or(1).max(1) } else { 1 };
-                let n = items.and_then(|n| n.checked_mul(reps_of_self));
-                for &k in kids {
-                    self.visit(k, n);
-                }
-            }
+        // Below a field this implementation cannot classify, counts are not checked.
+        let per_child = match &node.kind {
+            FieldKind::Collection { .. } => child_items,
+            FieldKind::Variant => None,
+            FieldKind::Array { size } => items.and_then(|n| n.checked_mul((*size).max(1))),
+            FieldKind::Unsupported(_) => None,
+            _ => items,
+        };
+        for (i, k) in node.children.iter().enumerate() {
+            let n = if node.kind == FieldKind::Variant { alt_items.get(i).copied().flatten() } else { per_child };
+            self.visit(k, n);
         }
     }
 
     fn check_columns(
         &mut self,
-        f: usize,
+        node: &FieldNode,
         cols: &[u32],
         items: Option<u64>,
         child_items: &mut Option<u64>,
         alt_items: &mut Vec<Option<u64>>,
     ) {
-        let fd = &self.d.fields[f];
+        let f = node.id as usize;
         let c0 = cols[0];
         let stored = self.data.elements(c0).unwrap_or(0);
         // A repetitive leaf with columns (std::bitset<N>) stores N elements per value.
-        let per_value = if fd.flags & FIELD_FLAG_REPETITIVE != 0 { fd.array_size.unwrap_or(1).max(1) } else { 1 };
+        let per_value = match node.kind {
+            FieldKind::Bitset { size } => size.max(1),
+            _ => 1,
+        };
         if let Some(n) = items {
             let expected = n.saturating_mul(per_value);
             let zeros = self.leading_zeros(f, c0, expected);
@@ -193,8 +176,7 @@ impl Ctx<'_, '_, '_> {
         let ct = self.d.columns[c0 as usize].column_type;
         if ct.is_index() {
             let Some(ColumnValues::Index(ends)) = self.data.values.get(&c0) else { return };
-            let nullable = fd.role == StructuralRole::Collection
-                && (fd.type_name.starts_with("std::optional<") || fd.type_name.starts_with("std::unique_ptr<"));
+            let nullable = node.kind == FieldKind::Collection { nullable: true };
             let mut prev = 0u64;
             for (i, &e) in ends.iter().enumerate() {
                 if e < prev {
@@ -223,7 +205,7 @@ impl Ctx<'_, '_, '_> {
             }
         } else if ct == ColumnType::Switch {
             let Some(ColumnValues::Switch { index, tag }) = self.data.values.get(&c0) else { return };
-            let n_alt = self.tree.children[f].len();
+            let n_alt = node.children.len();
             let mut per_alt = vec![0u64; n_alt];
             for (i, &t) in tag.iter().enumerate() {
                 if t as usize > n_alt {
@@ -253,9 +235,9 @@ impl Ctx<'_, '_, '_> {
 }
 
 /// Checks one cluster: element counts, offsets, variants, representations.
-pub(crate) fn check_cluster(d: &Descriptor, tree: &Tree, data: &ClusterData<'_>, r: &mut Reporter<'_>) {
+pub(crate) fn check_cluster(d: &Descriptor, tree: &Tree<'_>, data: &ClusterData<'_>, r: &mut Reporter<'_>) {
     let mut ctx = Ctx { d, tree, data, r };
-    for &f in &tree.top_level {
+    for f in &tree.schema.fields {
         ctx.visit(f, Some(data.cluster.num_entries));
     }
 }
@@ -272,15 +254,14 @@ impl Offsets {
         Self { next: vec![None; num_columns] }
     }
 
-    pub(crate) fn check(&mut self, d: &Descriptor, tree: &Tree, data: &ClusterData<'_>, r: &mut Reporter<'_>) {
+    pub(crate) fn check(&mut self, d: &Descriptor, tree: &Tree<'_>, data: &ClusterData<'_>, r: &mut Reporter<'_>) {
         for (c, l) in data.listing.iter().enumerate() {
             if let Listing::Present { element_offset, elements } = *l {
                 let first = d.columns[c].first_element_index.filter(|&f| f > 0).map_or(0, |f| f as u64);
                 let expected = self.next[c].unwrap_or(first);
                 if element_offset != expected {
-                    let (f, _, _) = tree.column_field[c];
-                    let at =
-                        Where::check("offsets").cluster(data.cluster.id).column(c as u32).field(&tree.facts.path[f]);
+                    let (f, _) = tree.column_field[c];
+                    let at = Where::check("offsets").cluster(data.cluster.id).column(c as u32).field(tree.path(f));
                     let why = if self.next[c].is_some() {
                         "the previous cluster's offset plus its elements"
                     } else if first > 0 {
@@ -299,12 +280,14 @@ impl Offsets {
             if *l != Listing::Suppressed {
                 continue;
             }
-            let (f, _, pos) = tree.column_field[c];
-            let primary =
-                tree.reps[f].iter().filter_map(|cols| cols.get(pos)).find_map(|&p| match data.listing[p as usize] {
-                    Listing::Present { element_offset, elements } => Some((element_offset, elements)),
-                    _ => None,
-                });
+            let (f, pos) = tree.column_field[c];
+            let Some(Some(field)) = tree.fields.get(f) else { continue };
+            let primary = field.node.representations.iter().filter_map(|cols| cols.get(pos)).find_map(|&p| match data
+                .listing[p as usize]
+            {
+                Listing::Present { element_offset, elements } => Some((element_offset, elements)),
+                _ => None,
+            });
             if let Some((offset, elements)) = primary {
                 let base = self.next[c].unwrap_or(offset);
                 self.next[c] = Some(base.saturating_add(elements));

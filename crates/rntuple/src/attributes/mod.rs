@@ -32,7 +32,7 @@
 mod read;
 mod write;
 
-pub use read::{AttributeRange, AttributeSet};
+pub use read::{read_anchor, AttributeRange, AttributeSet};
 pub use rntuple_format::model::AttributeSetLink;
 pub(crate) use write::PendingSets;
 

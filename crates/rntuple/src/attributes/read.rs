@@ -3,7 +3,7 @@
 //! ranges read at once (as ROOT does), its user fields as an RNTuple.
 
 use arrow_array::{Array, RecordBatch, UInt64Array};
-use rntuple_container::Anchor;
+use rntuple_container::{Anchor, RootFile};
 use rntuple_format::{Error, Location, Result};
 
 use super::{AttributeSetLink, RANGE_LEN, RANGE_START, SCHEMA_VERSION, USER_DATA};
@@ -52,6 +52,23 @@ impl RNTuple {
     }
 }
 
+/// Reads and parses the anchor a footer's `link` locates (spec "Linked
+/// Attribute Set Record Frame": the locator of the anchor object and its
+/// uncompressed length); `what` names the set in errors.
+pub fn read_anchor(
+    root: &RootFile,
+    link: &AttributeSetLink,
+    max_key_size: u64,
+    verify_checksums: bool,
+    what: &str,
+) -> Result<Anchor> {
+    let loc = link.anchor_locator;
+    let bytes =
+        read_envelope(root, loc.offset, loc.size, u64::from(link.anchor_length), max_key_size, "attribute set anchor")
+            .map_err(|e| e.within(what))?;
+    Anchor::parse(&bytes, verify_checksums, &Location::new(format!("anchor of {what}"), Some(loc.offset)))
+}
+
 impl AttributeSet {
     fn open(main: &RNTuple, link: AttributeSetLink) -> Result<Self> {
         let what = format!("attribute set '{}' of RNTuple '{}'", link.name, main.path);
@@ -66,22 +83,8 @@ impl AttributeSet {
                 at(None),
             ));
         }
-        let loc = link.anchor_locator;
         let root = &main.source.file;
-        let bytes = read_envelope(
-            root,
-            loc.offset,
-            loc.size,
-            u64::from(link.anchor_length),
-            main.anchor.max_key_size,
-            "attribute set anchor",
-        )
-        .map_err(within)?;
-        let anchor = Anchor::parse(
-            &bytes,
-            main.options.verify_checksums,
-            &Location::new(format!("anchor of {what}"), Some(loc.offset)),
-        )?;
+        let anchor = read_anchor(root, &link, main.anchor.max_key_size, main.options.verify_checksums, &what)?;
         let rntuple = RNTuple::open_anchor(root.clone(), &link.name, anchor, main.options).map_err(within)?;
         let names: Vec<&str> = rntuple.schema.fields.iter().map(|f| f.name.as_str()).collect();
         if names != [RANGE_START, RANGE_LEN, USER_DATA] {

@@ -2,6 +2,8 @@
 //! fields, columns and Arrow types (spec "Mapping of C++ Types to Fields and
 //! Columns").
 //!
+//! * [`arrow`]: the one mapping of composite C++ types to Arrow types
+//!   (reader and writer);
 //! * [`fundamental`]: the one table of fundamental types (C++ names,
 //!   [`Primitive`], Arrow types, default and allowed column types);
 //! * [`cpp`]: C++ type names parsed into [`CppType`] and re-spelled normalized;
@@ -11,6 +13,7 @@
 //!   [`Schema::from_description`]);
 //! * [`projection`]: projected fields (alias columns) over such a tree.
 
+pub mod arrow;
 pub mod cpp;
 pub mod fundamental;
 mod kind;
@@ -21,4 +24,4 @@ pub mod typename;
 pub use cpp::CppType;
 pub use fundamental::{Fundamental, Primitive, FUNDAMENTALS};
 pub use kind::FieldKind;
-pub use tree::{FieldNode, Schema};
+pub use tree::{FieldAt, FieldNode, Schema};

@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Field, Fields, UnionFields, UnionMode};
+use arrow_schema::{DataType, Field, Fields};
 use rntuple_format::model::{
     AliasColumnDescriptor, ColumnDescriptor, FieldDescriptor, SchemaDescription, FIELD_FLAG_PROJECTED,
 };
 use rntuple_format::{Error, Location, Result};
 
+use super::arrow;
 use super::kind::FieldKind;
 use crate::descriptor::Descriptor;
 
@@ -114,6 +115,25 @@ impl Schema {
         Some(chain)
     }
 
+    /// Every field of the tree by its id (its index in the descriptor's
+    /// field list) with its dotted path and top-level field; `None` for an
+    /// id the tree does not hold (none when built from a descriptor).
+    pub fn by_id(&self) -> Vec<Option<FieldAt<'_>>> {
+        let mut out: Vec<Option<FieldAt<'_>>> = Vec::new();
+        for root in &self.fields {
+            let mut nodes = Vec::new();
+            root.walk("", &mut nodes);
+            for (path, node) in nodes {
+                let i = node.id as usize;
+                if i >= out.len() {
+                    out.resize(i + 1, None);
+                }
+                out[i] = Some(FieldAt { node, path, top: root });
+            }
+        }
+        out
+    }
+
     /// Top-level field by name.
     pub fn field(&self, name: &str) -> Option<&FieldNode> {
         self.fields.iter().find(|f| f.name == name)
@@ -123,6 +143,16 @@ impl Schema {
     pub fn arrow_fields(&self) -> Fields {
         self.fields.iter().map(|f| Arc::new(f.arrow_field())).collect()
     }
+}
+
+/// A field of a [`Schema`] with its place in the tree ([`Schema::by_id`]).
+#[derive(Debug, Clone)]
+pub struct FieldAt<'a> {
+    pub node: &'a FieldNode,
+    /// Dotted path from the top-level field (`"Muon.pt"`).
+    pub path: String,
+    /// The top-level field holding it (itself for a top-level field).
+    pub top: &'a FieldNode,
 }
 
 /// The flat lists a tree is built from.
@@ -207,22 +237,11 @@ impl FieldNode {
             FieldKind::Cardinality { wide: true } => DataType::UInt64,
             FieldKind::Cardinality { wide: false } => DataType::UInt32,
             FieldKind::Streamer => DataType::LargeBinary,
-            FieldKind::Collection { .. } => DataType::LargeList(Arc::new(self.children[0].arrow_field())),
-            FieldKind::Array { size } => {
-                DataType::FixedSizeList(Arc::new(self.children[0].arrow_field()), *size as i32)
-            }
-            FieldKind::Bitset { size } => {
-                DataType::FixedSizeList(Arc::new(Field::new("_0", DataType::Boolean, false)), *size as i32)
-            }
-            FieldKind::Record => DataType::Struct(self.children.iter().map(|c| Arc::new(c.arrow_field())).collect()),
-            FieldKind::Variant => {
-                let fields: Vec<Field> = self.children.iter().map(|c| c.arrow_field().with_nullable(true)).collect();
-                let n = fields.len() as i8;
-                match UnionFields::try_new(0..n, fields) {
-                    Ok(u) => DataType::Union(u, UnionMode::Dense),
-                    Err(_) => DataType::Null,
-                }
-            }
+            FieldKind::Collection { .. } => arrow::collection_type(self.children[0].arrow_field()),
+            FieldKind::Array { size } => arrow::array_type(self.children[0].arrow_field(), *size),
+            FieldKind::Bitset { size } => arrow::bitset_type(*size),
+            FieldKind::Record => arrow::record_type(self.children.iter().map(FieldNode::arrow_field)),
+            FieldKind::Variant => arrow::variant_type(self.children.iter().map(FieldNode::arrow_field)),
             FieldKind::Wrapper => self.children[0].arrow_type(),
             FieldKind::Unsupported(_) => DataType::Null,
         }

@@ -1,5 +1,6 @@
 //! Inference of the C++ type of an Arrow type when no override names one
-//! (the table in [`super::plan`]'s documentation).
+//! (the table in [`super::plan`]'s documentation; composite types through
+//! the schema layer's one mapping, [`crate::schema::arrow`]).
 
 use arrow_schema::{DataType, Field};
 use rntuple_format::{Error, Result};
@@ -8,6 +9,7 @@ use std::collections::HashSet;
 use super::plan::{
     child_path, invalid, leaf, map_node, node, template_names, Builder, PlanField, Shape, MAX_VARIANT_ALTERNATIVES,
 };
+use crate::schema::arrow::Composite;
 use crate::schema::Primitive;
 
 impl Builder<'_> {
@@ -37,27 +39,27 @@ impl Builder<'_> {
         if let Some(p) = Primitive::from_arrow(dt) {
             return Ok(leaf(name, path, p));
         }
-        match dt {
-            DataType::Utf8 | DataType::LargeUtf8 => {
-                Ok(node(name, path, Shape::String, "std::string".into(), String::new(), Vec::new()))
-            }
-            DataType::List(item) | DataType::LargeList(item) => {
-                let cpath = child_path(path, "_0");
+        if matches!(dt, DataType::Utf8 | DataType::LargeUtf8) {
+            return Ok(node(name, path, Shape::String, "std::string".into(), String::new(), Vec::new()));
+        }
+        let Some(composite) = Composite::of_arrow(dt) else {
+            return Err(self.unsupported(path, dt));
+        };
+        let tmpl = composite.template();
+        let cpath = child_path(path, "_0");
+        match composite {
+            Composite::Collection { item } => {
                 let child = self.field("_0", &cpath, item.data_type(), item.is_nullable(), None, untyped_ok, false)?;
                 if child.type_name.is_empty() {
                     Ok(node(name, path, Shape::Vector, String::new(), String::new(), vec![child]))
                 } else {
-                    let (t, a) = template_names("std::vector", std::slice::from_ref(&child), "");
+                    let (t, a) = template_names(tmpl, std::slice::from_ref(&child), "");
                     Ok(node(name, path, Shape::Vector, t, a, vec![child]))
                 }
             }
-            DataType::Map(entries, _) => {
-                let DataType::Struct(members) = entries.data_type() else {
-                    return Err(self.unsupported(path, dt));
-                };
-                let cpath = child_path(path, "_0");
+            Composite::Map { entries } => {
                 let mut kv = Vec::with_capacity(2);
-                for (k, m) in members.iter().enumerate() {
+                for (k, m) in entries.iter().enumerate() {
                     let cname = format!("_{k}");
                     kv.push(self.field(
                         &cname,
@@ -71,18 +73,17 @@ impl Builder<'_> {
                 }
                 let (t, a) = template_names("std::pair", &kv, "");
                 let child = node("_0", &cpath, Shape::Record, t, a, kv);
-                Ok(map_node(name, path, "std::map", child))
+                Ok(map_node(name, path, tmpl, child))
             }
-            DataType::FixedSizeList(item, n) => {
-                let size = u64::try_from(*n).ok().filter(|&n| n > 0).ok_or_else(|| {
-                    invalid(format!("field '{path}': fixed-size list of size {n} cannot be a std::array"))
+            Composite::Array { item, size } => {
+                let size = u64::try_from(size).ok().filter(|&n| n > 0).ok_or_else(|| {
+                    invalid(format!("field '{path}': fixed-size list of size {size} cannot be a std::array"))
                 })?;
-                let cpath = child_path(path, "_0");
                 let child = self.field("_0", &cpath, item.data_type(), item.is_nullable(), None, false, false)?;
-                let (t, a) = template_names("std::array", std::slice::from_ref(&child), &format!(",{size}"));
+                let (t, a) = template_names(tmpl, std::slice::from_ref(&child), &format!(",{size}"));
                 Ok(node(name, path, Shape::Array(size), t, a, vec![child]))
             }
-            DataType::Struct(fields) => {
+            Composite::Record { members } => {
                 if !untyped_ok {
                     return Err(invalid(format!(
                         "field '{path}': an Arrow struct below a typed field needs a C++ type; the spec allows \
@@ -91,11 +92,11 @@ impl Builder<'_> {
                          FieldOverride::type_name"
                     )));
                 }
-                let children = self.members(path, fields.iter().map(|f| f.as_ref()), true)?;
+                let children = self.members(path, members.iter().map(|f| f.as_ref()), true)?;
                 Ok(node(name, path, Shape::Record, String::new(), String::new(), children))
             }
-            DataType::Union(fields, _) => {
-                let n = fields.len();
+            Composite::Variant { alternatives } => {
+                let n = alternatives.len();
                 if n == 0 || n > MAX_VARIANT_ALTERNATIVES {
                     return Err(invalid(format!(
                         "field '{path}': a union of {n} members cannot be a std::variant (1 to 125 alternatives)"
@@ -103,18 +104,17 @@ impl Builder<'_> {
                 }
                 let mut children = Vec::with_capacity(n);
                 let mut ids = Vec::with_capacity(n);
-                for (k, (tid, f)) in fields.iter().enumerate() {
+                for (k, (tid, f)) in alternatives.iter().enumerate() {
                     let cname = format!("_{k}");
                     let cpath = child_path(path, &cname);
                     children.push(self.field(&cname, &cpath, f.data_type(), false, None, false, false)?);
                     ids.push(tid);
                 }
-                let (t, a) = template_names("std::variant", &children, "");
+                let (t, a) = template_names(tmpl, &children, "");
                 let mut f = node(name, path, Shape::Variant, t, a, children);
                 f.union_type_ids = ids;
                 Ok(f)
             }
-            other => Err(self.unsupported(path, other)),
         }
     }
 
