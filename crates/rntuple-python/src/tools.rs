@@ -195,6 +195,7 @@ fn merge<'py>(
     d.set_item("pages_shared", s.pages.shared)?;
     d.set_item("fields_added", &s.fields_added)?;
     d.set_item("fields_dropped", &s.fields_dropped)?;
+    d.set_item("attribute_sets_dropped", &s.attribute_sets_dropped)?;
     d.set_item("bytes", s.bytes)?;
     Ok(d)
 }

@@ -34,11 +34,10 @@ class _UsageError(Exception):
 
 
 def _compression(text: str) -> str:
-    from ._convert import split_compression
     from ._write import compression_setting
 
     try:
-        compression_setting(*split_compression(text))
+        compression_setting(text)
     except (_lib.RNTupleError, TypeError, ValueError) as err:
         raise _UsageError(str(err)) from None
     return text

@@ -46,7 +46,7 @@ from ._filters import parse_memory_size
 from ._term import Progress
 from ._write import compression_setting, null_paths, recreate
 
-__all__ = ["ConvertError", "ConvertResult", "Progress", "convert", "split_compression"]
+__all__ = ["ConvertError", "ConvertResult", "Progress", "convert"]
 
 RNTUPLE_CLASS = "ROOT::RNTuple"
 TREE_CLASSES = ("TTree", "TNtuple", "TNtupleD")
@@ -136,11 +136,6 @@ def atomic_output(path: str) -> Iterator[str]:
 # ---------------------------------------------------------------------------
 # arguments
 # ---------------------------------------------------------------------------
-
-
-def split_compression(spec: int | str | None) -> tuple[int | str | None, int | None]:
-    """``(spec, None)``: kept for callers of the old split; :func:`compression_setting` parses ``"zstd:7"``."""
-    return spec, None
 
 
 def _object_spec(spec: str | os.PathLike[str]) -> tuple[str, str | None]:

@@ -94,6 +94,9 @@ class RNTuple:
         self._file_path = file_path
         self._name = inner.name if name is None else name
         self._fields: list[Field] | None = None
+        # (location, "name;cycle", options) of the file it came from, set by
+        # ``File`` so that the handle pickles (``_file._reduce_rntuple``).
+        self._origin: tuple[str, str, dict[str, Any]] | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as (path or URL, name, options); unpickling opens the file again (``_file``)."""

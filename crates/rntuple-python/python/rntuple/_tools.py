@@ -149,6 +149,8 @@ class MergeSummary:
     pages_shared: int
     fields_added: list[str]
     fields_dropped: list[str]
+    #: attribute sets of the inputs left out, as ROOT's ``RNTupleMerger`` leaves them out
+    attribute_sets_dropped: list[str]
     bytes: int
 
 

@@ -77,40 +77,14 @@ impl FromStr for MergeMode {
 }
 
 /// Parses a compression setting: a number (`505`, `0`) or an algorithm name
-/// with an optional level (`zstd`, `zstd:7`, `lz4`, `none`); names without a
-/// level get ROOT's default level (zstd 5, zlib 1, lzma 7, lz4 4).
+/// with an optional level (`zstd`, `zstd:7`, `lz4`, `none`), by the one
+/// parser every entry point uses ([`rntuple::write::Compression::parse`]).
 pub fn parse_compression(s: &str) -> Result<u32> {
-    let bad = |why: &str| Error::InvalidArgument { message: format!("bad compression setting '{s}': {why}") };
-    let t = s.trim().to_ascii_lowercase();
-    let setting = if let Ok(n) = t.parse::<u32>() {
-        n
-    } else {
-        let (name, level) = match t.split_once(':') {
-            Some((n, l)) => (n, Some(l.parse::<u32>().map_err(|_| bad("the level is not a number"))?)),
-            None => (t.as_str(), None),
-        };
-        let (algorithm, default) = match name {
-            "none" | "uncompressed" => return Ok(0),
-            "zlib" => (1, 1),
-            "lzma" => (2, 7),
-            "lz4" => (4, 4),
-            "zstd" => (5, 5),
-            _ => return Err(bad("use a number like 505 or one of zstd, zlib, lzma, lz4, none (with :LEVEL)")),
-        };
-        let level = level.unwrap_or(default);
-        if !(1..=9).contains(&level) {
-            return Err(bad("the level must be 1 to 9"));
-        }
-        algorithm * 100 + level
-    };
-    check_compression(setting)?;
-    Ok(setting)
+    Ok(rntuple::write::Compression::parse(s)?.setting())
 }
 
 fn check_compression(setting: u32) -> Result<()> {
-    compress(&[0u8; 256], setting)
-        .map(|_| ())
-        .map_err(|e| Error::InvalidArgument { message: format!("compression setting {setting}: {e}") })
+    rntuple::write::Compression::from_setting(setting).map(|_| ())
 }
 
 /// Options of [`merge`].
