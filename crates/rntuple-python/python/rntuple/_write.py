@@ -37,6 +37,9 @@ __all__ = ["RNTupleWriter", "WritableFile", "compression_setting", "recreate"]
 
 WriteError = _lib.WriteError
 
+# A C++ type name, or {"type": name, "type_version": v, "type_checksum": c} (any of the keys).
+TypeSpec = str | Mapping[str, Any]
+
 _SIZE_OPTIONS = (
     "approx_zipped_cluster_size",
     "max_unzipped_cluster_size",
@@ -105,13 +108,22 @@ def _options(
     return out
 
 
-def _overrides(types: Mapping[str, str] | None, representations: Mapping[str, Any] | None) -> dict[str, dict]:
+_TYPE_KEYS = ("type", "type_version", "type_checksum")
+
+
+def _overrides(types: Mapping[str, TypeSpec] | None, representations: Mapping[str, Any] | None) -> dict[str, dict]:
     """``types`` and ``representations`` as the per-field overrides ``_lib`` takes."""
     out: dict[str, dict] = {}
-    for path, type_name in (types or {}).items():
-        if not isinstance(path, str) or not isinstance(type_name, str):
-            raise TypeError(f"types maps field paths to C++ type names (strings), not {path!r}: {type_name!r}")
-        out.setdefault(path, {})["type"] = type_name
+    for path, spec in (types or {}).items():
+        if isinstance(path, str) and isinstance(spec, str):
+            out.setdefault(path, {})["type"] = spec
+        elif isinstance(path, str) and isinstance(spec, Mapping) and set(spec) <= set(_TYPE_KEYS):
+            out.setdefault(path, {}).update({k: spec[k] for k in _TYPE_KEYS if k in spec})
+        else:
+            raise TypeError(
+                "types maps field paths to C++ type names (strings) or to dicts of 'type', 'type_version' "
+                f"and 'type_checksum', not {path!r}: {spec!r}"
+            )
     for path, reps in (representations or {}).items():
         if not isinstance(path, str):
             raise TypeError(f"representations maps field paths (strings) to representations, not {path!r}")
@@ -467,7 +479,7 @@ class RNTupleWriter:
         self,
         schema_or_data: Any = None,
         *,
-        types: Mapping[str, str] | None = None,
+        types: Mapping[str, TypeSpec] | None = None,
         representations: Mapping[str, Any] | None = None,
         projections: Mapping[str, Any] | None = None,
     ) -> None:
@@ -493,7 +505,7 @@ class RNTupleWriter:
         name: str,
         data_or_schema: Any,
         *,
-        types: Mapping[str, str] | None = None,
+        types: Mapping[str, TypeSpec] | None = None,
         representations: Mapping[str, Any] | None = None,
     ) -> AttributeSetWriter:
         """Creates the attribute set ``name`` (ROOT 6.40's ``CreateAttributeSet``): its fields are those of
@@ -594,7 +606,7 @@ class WritableFile:
         name: str,
         data_or_schema: Any,
         *,
-        types: Mapping[str, str] | None = None,
+        types: Mapping[str, TypeSpec] | None = None,
         representations: Mapping[str, Any] | None = None,
         projections: Mapping[str, Any] | None = None,
         **options: Any,
@@ -611,7 +623,9 @@ class WritableFile:
 
         ``types`` maps field paths (``"jets"``, ``"jets._0.pt"``) to C++ types
         (``"std::map<std::string,float>"``, ``"ROOT::VecOps::RVec<float>"``,
-        ``"std::optional<double>"``, a class name for a record, ...);
+        ``"std::optional<double>"``, a class name for a record, ...), or to
+        ``{"type": "Klass", "type_version": 3, "type_checksum": 840875}``
+        (a user class's version and ROOT checksum, stored in the header);
         ``representations`` maps field paths to column representations:
         ``"Real16"``, ``"Real32"``, ``("Real32Trunc", bits)``, ``("Real32Quant",
         bits, min, max)``, ``"Double32_t"``, ``"Index32"``/``"Index64"``,
