@@ -18,7 +18,10 @@ pub(crate) struct ColumnInfo {
 #[pymethods]
 impl ColumnInfo {
     fn __repr__(&self) -> String {
-        format!("ColumnInfo(id={}, column_type='{}', bits_on_storage={})", self.id, self.column_type, self.bits_on_storage)
+        format!(
+            "ColumnInfo(id={}, column_type='{}', bits_on_storage={})",
+            self.id, self.column_type, self.bits_on_storage
+        )
     }
 }
 

@@ -11,8 +11,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int64Type, UInt8Type};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Float32Array, Float64Array, Int8Array, LargeListArray, LargeStringArray,
-    RecordBatch,
+    Array, ArrayRef, BooleanArray, Float32Array, Float64Array, Int8Array, LargeListArray, LargeStringArray, RecordBatch,
 };
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field};
@@ -118,7 +117,8 @@ fn cardinalities_take_the_width_of_their_index_column() {
     let col = nt.read_with(Some(&["nMuon"]), 0, 5, &column_types()).expect("read");
     assert_eq!(cpp.column(0).data_type(), &DataType::UInt32);
     let sizes = col.column(0).as_primitive::<Int64Type>();
-    let expected: Vec<i64> = cpp.column(0).as_primitive::<arrow_array::types::UInt32Type>().values().iter().map(|&n| i64::from(n)).collect();
+    let expected: Vec<i64> =
+        cpp.column(0).as_primitive::<arrow_array::types::UInt32Type>().values().iter().map(|&n| i64::from(n)).collect();
     assert_eq!(sizes.values().to_vec(), expected);
 }
 
