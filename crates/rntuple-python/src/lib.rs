@@ -5,6 +5,7 @@
 
 mod attrs;
 mod nulls;
+mod schema;
 mod tools;
 mod write;
 
@@ -14,7 +15,7 @@ use pyo3::exceptions::{PyException, PyFileNotFoundError, PyIOError, PyKeyError, 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatch;
-use rntuple::{FieldKind, FieldNode, RNTupleFile, ReadOptions};
+use rntuple::{ArrowShape, RNTupleFile, ReadOptions};
 use rntuple_format::Error;
 
 pyo3::create_exception!(_lib, RNTupleError, PyException, "Base class of errors raised by rntuple.");
@@ -56,7 +57,7 @@ impl File {
     #[new]
     #[pyo3(signature = (path, verify_checksums = true, threads = 0))]
     fn new(py: Python<'_>, path: String, verify_checksums: bool, threads: usize) -> PyResult<Self> {
-        let options = ReadOptions { verify_checksums, threads };
+        let options = ReadOptions { verify_checksums, threads, ..ReadOptions::DEFAULT };
         let inner = py.detach(|| RNTupleFile::open_with(&path, options)).map_err(to_py)?;
         Ok(File { inner, path })
     }
@@ -88,51 +89,6 @@ struct RNTuple {
     inner: Arc<rntuple::RNTuple>,
 }
 
-fn kind_name(k: &FieldKind) -> String {
-    match k {
-        FieldKind::Primitive(_) => "primitive".into(),
-        FieldKind::String => "string".into(),
-        FieldKind::Cardinality { .. } => "cardinality".into(),
-        FieldKind::Streamer => "streamer".into(),
-        FieldKind::Collection { nullable: false } => "collection".into(),
-        FieldKind::Collection { nullable: true } => "optional".into(),
-        FieldKind::Array { .. } => "array".into(),
-        FieldKind::Bitset { .. } => "bitset".into(),
-        FieldKind::Record => "record".into(),
-        FieldKind::Variant => "variant".into(),
-        FieldKind::Wrapper => "wrapper".into(),
-        FieldKind::Unsupported(what) => format!("unsupported: {what}"),
-    }
-}
-
-fn field_dict<'py>(py: Python<'py>, nt: &rntuple::RNTuple, f: &FieldNode) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("id", f.id)?;
-    d.set_item("name", &f.name)?;
-    d.set_item("type_name", &f.type_name)?;
-    d.set_item("type_alias", &f.type_alias)?;
-    d.set_item("description", &f.description)?;
-    d.set_item("kind", kind_name(&f.kind))?;
-    d.set_item("projected", f.projected)?;
-    let desc = nt.descriptor();
-    let reps: Vec<Vec<(u32, &str, u16)>> = f
-        .representations
-        .iter()
-        .map(|r| {
-            r.iter()
-                .map(|&c| {
-                    let cd = &desc.columns[c as usize];
-                    (c, cd.column_type.name(), cd.bits_on_storage)
-                })
-                .collect()
-        })
-        .collect();
-    d.set_item("columns", reps)?;
-    let kids = f.children.iter().map(|c| field_dict(py, nt, c)).collect::<PyResult<Vec<_>>>()?;
-    d.set_item("children", kids)?;
-    Ok(d)
-}
-
 #[pymethods]
 impl RNTuple {
     #[getter]
@@ -150,9 +106,9 @@ impl RNTuple {
         &self.inner.descriptor().description
     }
 
-    /// The field tree as nested dicts (id, name, type_name, kind, columns, children, ...).
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        self.inner.schema().fields.iter().map(|f| field_dict(py, &self.inner, f)).collect()
+    /// The top-level fields as typed trees (`FieldInfo`).
+    fn fields(&self, py: Python<'_>) -> PyResult<Vec<Py<schema::FieldInfo>>> {
+        self.inner.schema().fields.iter().map(|f| schema::field_info(py, &self.inner, f)).collect()
     }
 
     /// Physical columns: (id, type name, bits on storage, field id, representation index).
@@ -179,7 +135,9 @@ impl RNTuple {
     /// Reads fields over an entry range into an Arrow record batch (PyCapsule
     /// interface; the buffers are handed over, not copied). `threads`
     /// overrides the file's decoding threads for this read (0: one per core).
-    #[pyo3(signature = (fields = None, entry_start = 0, entry_stop = None, threads = None))]
+    /// `uproot_dtypes` reads the Arrow types uproot's forms are built on
+    /// (`rntuple::ArrowShape::ColumnTypes`) instead of those of the C++ types.
+    #[pyo3(signature = (fields = None, entry_start = 0, entry_stop = None, threads = None, uproot_dtypes = false))]
     fn read(
         &self,
         py: Python<'_>,
@@ -187,6 +145,7 @@ impl RNTuple {
         entry_start: u64,
         entry_stop: Option<u64>,
         threads: Option<usize>,
+        uproot_dtypes: bool,
     ) -> PyResult<PyRecordBatch> {
         let nt = self.inner.clone();
         let batch = py
@@ -195,6 +154,9 @@ impl RNTuple {
                 let mut options = *nt.options();
                 if let Some(t) = threads {
                     options.threads = t;
+                }
+                if uproot_dtypes {
+                    options.shape = ArrowShape::ColumnTypes;
                 }
                 nt.read_with(names.as_deref(), entry_start, entry_stop.unwrap_or(u64::MAX), &options)
             })
@@ -240,6 +202,7 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nulls::tighten_schema, m)?)?;
     tools::register(m)?;
     attrs::register(m)?;
+    schema::register(m)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;
     m.add("TruncatedError", py.get_type::<TruncatedError>())?;

@@ -47,11 +47,32 @@ pub struct ReadOptions {
     /// the next batch of pages while the current one is decoded. The arrays
     /// read are the same for any number of threads (docs/reading.md).
     pub threads: usize,
+    /// The Arrow types of the values read (default: [`ArrowShape::CppTypes`]).
+    pub shape: ArrowShape,
+}
+
+/// Which Arrow types a read gives (docs/reading.md "Arrow types").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ArrowShape {
+    /// Numbers in the Arrow type of their C++ type, booleans as bitmaps,
+    /// 64-bit offsets everywhere (large lists, strings and binaries).
+    #[default]
+    CppTypes,
+    /// The types uproot gives (the Python package's reads): numbers in the
+    /// in-memory type of their column (a `double` stored as Real32Quant is
+    /// Float32, Real16 is Float16), booleans one byte each (UInt8, 0 or 1),
+    /// collections and strings with 32-bit index columns as lists, strings
+    /// and binaries with 32-bit offsets, cardinalities as Int32 / Int64 by
+    /// the width of their index column. When the representations of a
+    /// field disagree (clusters written with different column types), the
+    /// field is read in its C++ type as with `CppTypes`: one type for the
+    /// whole file, whatever the entry range, and no value narrowed.
+    ColumnTypes,
 }
 
 impl ReadOptions {
     /// The defaults: checksums verified, one decoding thread per core.
-    pub const DEFAULT: ReadOptions = ReadOptions { verify_checksums: true, threads: 0 };
+    pub const DEFAULT: ReadOptions = ReadOptions { verify_checksums: true, threads: 0, shape: ArrowShape::CppTypes };
 
     /// These options with checksum verification on or off.
     pub const fn with_verify_checksums(mut self, verify: bool) -> Self {
@@ -62,6 +83,12 @@ impl ReadOptions {
     /// These options with `threads` decoding threads (see [`ReadOptions::threads`]).
     pub const fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads;
+        self
+    }
+
+    /// These options with the Arrow types of `shape` (see [`ArrowShape`]).
+    pub const fn with_shape(mut self, shape: ArrowShape) -> Self {
+        self.shape = shape;
         self
     }
 }
@@ -224,7 +251,7 @@ impl RNTuple {
         let sel = self.select(fields)?;
         let stop = entry_stop.min(self.num_entries());
         let start = entry_start.min(stop);
-        read::read_range(&self.source, &sel, start, stop, options.threads, options.verify_checksums)
+        read::read_range(&self.source, &sel, start, stop, options)
     }
 
     /// The page source (column-level reads, see [`PageSource::read_column`]).

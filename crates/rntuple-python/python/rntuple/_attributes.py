@@ -18,10 +18,11 @@ import pyarrow as pa
 
 from . import _lib
 from ._ntuple import RNTuple
-from ._write import _conform, _decode_dictionaries, _overrides, _schema_of, _to_table
+from ._write import _overrides
+from ._write_input import _conform, _decode_dictionaries, _schema_of, _to_table
 
 if TYPE_CHECKING:
-    from ._write import RNTupleWriter
+    from ._write import RNTupleWriter, TypeSpec
 
 __all__ = ["AttributeSet", "AttributeSetWriter"]
 
@@ -186,7 +187,7 @@ def create_attribute_set(
     writer: RNTupleWriter,
     name: str,
     data_or_schema: Any,
-    types: Mapping[str, str] | None = None,
+    types: Mapping[str, TypeSpec] | None = None,
     representations: Mapping[str, Any] | None = None,
 ) -> AttributeSetWriter:
     """For ``RNTupleWriter.create_attribute_set``."""

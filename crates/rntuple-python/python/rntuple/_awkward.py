@@ -1,10 +1,11 @@
 """Arrow arrays from the reader to awkward layouts with uproot's forms.
 
 The layouts are built directly on the Arrow buffers (``numpy.frombuffer``),
-so numbers, offsets and string bytes are not copied. Copies happen only where
-uproot's form needs different values: bit-packed booleans are unpacked, a few
-dtypes are narrowed to the column's type (uproot types a leaf by its column,
-not by its C++ type) and variant tags are shifted.
+so numbers, offsets and string bytes are not copied. The reader already gives
+the dtypes uproot's forms use (``rntuple::ArrowShape::ColumnTypes``: numbers in
+their column's type, booleans one byte each, 32-bit offsets for 32-bit index
+columns). Copies happen only where uproot's form needs other values: validity
+bitmaps become option indices and variant tags are shifted.
 
 Form per field kind (uproot 5.7 for RNTuple):
 
@@ -37,28 +38,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from ._fields import Field
 
-__all__ = ["batch_to_layout", "column_dtype", "field_to_layout"]
-
-# dtype uproot gives the values of a column type (spec "Column Description").
-_COLUMN_DTYPE: dict[str, np.dtype] = {
-    name: np.dtype(dt)
-    for names, dt in [
-        (("Bit",), np.bool_),
-        (("Byte", "Char", "UInt8"), np.uint8),
-        (("Int8",), np.int8),
-        (("Int16", "SplitInt16"), np.int16),
-        (("UInt16", "SplitUInt16"), np.uint16),
-        (("Int32", "SplitInt32", "Index32", "SplitIndex32"), np.int32),
-        (("UInt32", "SplitUInt32"), np.uint32),
-        (("Int64", "SplitInt64", "Index64", "SplitIndex64"), np.int64),
-        (("UInt64", "SplitUInt64"), np.uint64),
-        (("Real16", "SplitReal16"), np.float16),
-        (("Real32", "SplitReal32", "Real32Trunc", "Real32Quant"), np.float32),
-        (("Real64", "SplitReal64"), np.float64),
-    ]
-    for name in names
-}
-
+__all__ = ["batch_to_layout", "field_to_layout"]
 
 # numpy dtype of each fixed-width Arrow type the reader produces (by the type's name).
 _ARROW_DTYPE: dict[str, np.dtype] = {
@@ -79,16 +59,14 @@ _ARROW_DTYPE: dict[str, np.dtype] = {
 }
 
 
-def column_dtype(f: Field) -> np.dtype | None:
-    """dtype of the first column of the field's first representation, if it has one."""
-    if f.columns and f.columns[0]:
-        return _COLUMN_DTYPE.get(f.columns[0][0][1])
-    return None
-
-
 def _index_is_32bit(f: Field) -> bool:
-    """Whether the field's offsets come from a 32-bit index column (uproot then uses i32 offsets)."""
+    """Whether the field's index column is 32-bit (uproot then uses an i32 index for its option)."""
     return bool(f.columns and f.columns[0] and f.columns[0][0][2] == 32)
+
+
+def _is_bit(f: Field) -> bool:
+    """Whether the field's values are a Bit column (read one byte per boolean)."""
+    return bool(f.columns and f.columns[0] and f.columns[0][0][1] == "Bit")
 
 
 def _index(values: np.ndarray, wide: bool) -> ak.index.Index:
@@ -113,11 +91,10 @@ def _bits(buf: pa.Buffer | None, first: int, n: int) -> np.ndarray:
     return np.unpackbits(raw, count=first + n, bitorder="little")[first:].view(np.bool_)
 
 
-def _numbers(arr: pa.Array) -> np.ndarray:
-    """Values of a fixed-width Arrow array as numpy, ignoring its validity."""
-    if pa.types.is_boolean(arr.type):
-        return _bits(arr.buffers()[1], arr.offset, len(arr))
-    return _buffer_values(arr, 1, _ARROW_DTYPE[str(arr.type)], len(arr), arr.offset)
+def _numbers(arr: pa.Array, boolean: bool = False) -> np.ndarray:
+    """Values of a fixed-width Arrow array as numpy, ignoring its validity (booleans come one byte each)."""
+    values = _buffer_values(arr, 1, _ARROW_DTYPE[str(arr.type)], len(arr), arr.offset)
+    return values.view(np.bool_) if boolean else values
 
 
 def _valid(arr: pa.Array) -> np.ndarray:
@@ -127,19 +104,23 @@ def _valid(arr: pa.Array) -> np.ndarray:
     return _bits(arr.buffers()[0], arr.offset, len(arr))
 
 
-def _list_offsets(arr: pa.Array) -> np.ndarray:
-    """The ``len(arr) + 1`` int64 offsets of a large list, string or binary array (no copy)."""
+def _list_offsets(arr: pa.Array) -> ak.index.Index:
+    """The ``len(arr) + 1`` offsets of a list, string or binary array (32 or 64-bit, no copy)."""
+    large = pa.types.is_large_list(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    dtype = np.dtype(np.int64 if large else np.int32)
     if len(arr) == 0:
-        return np.zeros(1, np.int64)
-    return _buffer_values(arr, 1, np.dtype(np.int64), len(arr) + 1, arr.offset)
+        values = np.zeros(1, dtype)
+    else:
+        values = _buffer_values(arr, 1, dtype, len(arr) + 1, arr.offset)
+    return ak.index.Index64(values) if large else ak.index.Index32(values)
 
 
-def _bytes_list(arr: pa.Array, f: Field, parameters: dict, inner: dict) -> ak.contents.Content:
+def _bytes_list(arr: pa.Array, parameters: dict, inner: dict) -> ak.contents.Content:
     offsets = _list_offsets(arr)
     n = int(offsets[-1])
     data = _buffer_values(arr, 2, np.dtype(np.uint8), n, 0)
     content = ak.contents.NumpyArray(data, parameters=inner)
-    return ak.contents.ListOffsetArray(_index(offsets, not _index_is_32bit(f)), content, parameters=parameters)
+    return ak.contents.ListOffsetArray(offsets, content, parameters=parameters)
 
 
 def field_to_layout(arr: pa.Array, f: Field, keys: frozenset[str] | None = None) -> ak.contents.Content:
@@ -151,22 +132,14 @@ def field_to_layout(arr: pa.Array, f: Field, keys: frozenset[str] | None = None)
     """
     kind = f.kind
     if kind in ("primitive", "cardinality"):
-        values = _numbers(arr)
-        target = column_dtype(f)
-        if target is not None and values.dtype != target:
-            if values.dtype.itemsize == target.itemsize and values.dtype.kind in "iu" and target.kind in "iu":
-                values = values.view(target)  # char (int8) is uint8 in uproot
-            else:
-                values = values.astype(target)
-        return ak.contents.NumpyArray(values)
+        return ak.contents.NumpyArray(_numbers(arr, _is_bit(f)))
     if kind == "string":
-        return _bytes_list(arr, f, {"__array__": "string"}, {"__array__": "char"})
+        return _bytes_list(arr, {"__array__": "string"}, {"__array__": "char"})
     if kind == "streamer":
-        return _bytes_list(arr, f, {"__array__": "bytestring"}, {"__array__": "byte"})
+        return _bytes_list(arr, {"__array__": "bytestring"}, {"__array__": "byte"})
     if kind == "collection":
-        offsets = _list_offsets(arr)
         content = field_to_layout(arr.values, f.children[0], keys)
-        return ak.contents.ListOffsetArray(_index(offsets, not _index_is_32bit(f)), content)
+        return ak.contents.ListOffsetArray(_list_offsets(arr), content)
     if kind == "optional":
         return _optional(arr, f, keys)
     if kind in ("array", "bitset"):
@@ -175,7 +148,7 @@ def field_to_layout(arr: pa.Array, f: Field, keys: frozenset[str] | None = None)
         if kind == "array":
             content = field_to_layout(values, f.children[0], keys)
         else:
-            content = ak.contents.NumpyArray(_numbers(values))
+            content = ak.contents.NumpyArray(_numbers(values, boolean=True))
         return ak.contents.RegularArray(content, size, zeros_length=len(arr))
     if kind == "record":
         return _record(arr, f, keys)

@@ -19,7 +19,7 @@ from . import _lib
 from ._fields import Field, iter_fields
 from ._file import open as open_file
 from ._filters import parse_memory_size
-from ._write import null_paths
+from ._write_input import null_paths
 
 RNTUPLE_CLASS = "ROOT::RNTuple"
 TREE_CLASSES = ("TTree", "TNtuple", "TNtupleD")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._lib import FieldDict
+    from ._lib import FieldInfo
 
 __all__ = ["Field", "build_fields", "iter_fields"]
 
@@ -55,6 +55,14 @@ class Field:
     columns: list[list[tuple[int, str, int]]]
     """Physical columns ``(column id, column type, bits on storage)``, one list per representation."""
     children: list[Field] = field(default_factory=list)
+    type_version: int = 0
+    """Version of the C++ type (a class's ``ClassDef`` version)."""
+    type_checksum: int | None = None
+    """ROOT's checksum of the class layout, when stored."""
+    array_size: int | None = None
+    """Size of a fixed-size array (``std::array``, ``std::bitset``)."""
+    source_field_id: int | None = None
+    """For a projected field: the id of the field it presents."""
     parent: Field | None = field(default=None, repr=False)
     display_name: str = ""
     """The name uproot gives this field (see the module documentation)."""
@@ -146,7 +154,7 @@ class Field:
         return all(_TUPLE_MEMBER.fullmatch(f.name) is not None for f, _ in self.record_members())
 
     def to_dict(self) -> dict[str, object]:
-        """The field as a nested ``dict``, as ``_lib.RNTuple.fields()`` returns it."""
+        """The field as a nested ``dict`` (``RNTuple.field_tree()``)."""
         return {
             "id": self.id,
             "name": self.name,
@@ -169,25 +177,30 @@ def iter_fields(fields: list[Field]) -> Iterator[Field]:
         stack.extend(reversed(f.children))
 
 
-def _from_dict(d: FieldDict, parent: Field | None) -> Field:
+def _from_info(info: FieldInfo, parent: Field | None) -> Field:
     f = Field(
-        id=d["id"],
-        name=d["name"],
-        type_name=d["type_name"],
-        type_alias=d["type_alias"],
-        description=d["description"],
-        kind=d["kind"],
-        projected=d["projected"],
-        columns=[[tuple(c) for c in rep] for rep in d["columns"]],  # type: ignore[misc]
+        id=info.id,
+        name=info.name,
+        type_name=info.type_name,
+        type_alias=info.type_alias,
+        description=info.description,
+        kind=info.kind,
+        projected=info.projected,
+        columns=[[(c.id, c.column_type, c.bits_on_storage) for c in rep] for rep in info.columns],
         parent=parent,
+        type_version=info.type_version,
+        type_checksum=info.type_checksum,
+        array_size=info.array_size,
+        source_field_id=info.source_field_id,
     )
-    f.children = [_from_dict(c, f) for c in d["children"]]
+    f.children = [_from_info(c, f) for c in info.children]
     return f
 
 
-def build_fields(dicts: list[FieldDict]) -> list[Field]:
-    """Builds the field trees and assigns every field its display name."""
-    top = [_from_dict(d, None) for d in dicts]
+def build_fields(infos: list[FieldInfo]) -> list[Field]:
+    """Builds the field trees from the reader's (``_lib.RNTuple.fields()``) and assigns every field its
+    display name."""
+    top = [_from_info(i, None) for i in infos]
     every = list(iter_fields(top))
     for f in every:
         p = f.parent

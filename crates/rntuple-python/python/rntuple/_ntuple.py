@@ -279,11 +279,18 @@ class RNTuple:
         return fields, frozenset(keys), on_disk
 
     def _read_batch(
-        self, fields: list[Field], start: int, stop: int, threads: int | None = None, paths: list[str] | None = None
+        self,
+        fields: list[Field],
+        start: int,
+        stop: int,
+        threads: int | None = None,
+        paths: list[str] | None = None,
+        library: str = "ak",
     ) -> pa.RecordBatch:
-        """Reads ``fields`` or, with ``paths``, only those (dotted, on-disk) parts of them."""
+        """Reads ``fields`` or, with ``paths``, only those (dotted, on-disk) parts of them; in the
+        Arrow types of the C++ types for ``library="pa"``, else in those uproot's forms use."""
         names = [f.name for f in fields] if paths is None else paths
-        return pa.record_batch(self._inner.read(names, start, stop, _threads(threads)))
+        return pa.record_batch(self._inner.read(names, start, stop, _threads(threads), library != "pa"))
 
     def _convert(
         self, batch: pa.RecordBatch, fields: list[Field], keys: frozenset[str] | None, library: str, start: int
@@ -333,7 +340,7 @@ class RNTuple:
         lib = _library(library)
         fields, keys, paths = self._select(expressions, filter_name, filter_typename, filter_field)
         start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
-        return self._convert(self._read_batch(fields, start, stop, threads, paths), fields, keys, lib, start)
+        return self._convert(self._read_batch(fields, start, stop, threads, paths, lib), fields, keys, lib, start)
 
     def iterate(
         self,
@@ -360,7 +367,7 @@ class RNTuple:
         step = self._step_entries(step_size, fields, paths, start, stop)
         for lo in range(start, stop, step):
             hi = min(stop, lo + step)
-            yield self._convert(self._read_batch(fields, lo, hi, threads, paths), fields, keys, lib, lo)
+            yield self._convert(self._read_batch(fields, lo, hi, threads, paths, lib), fields, keys, lib, lo)
 
     def _step_entries(self, step_size: int | str, fields: list[Field], paths: list[str], start: int, stop: int) -> int:
         if isinstance(step_size, int) and not isinstance(step_size, bool):

@@ -14,10 +14,12 @@ use arrow_array::*;
 use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, UnionFields};
 use rntuple_format::column::ColumnValues;
+use rntuple_format::model::ColumnType;
 use rntuple_format::{Error, Location, Result};
 
 use super::plan::{structure_error, variant_ranges, Plan};
 use crate::schema::{FieldKind, FieldNode};
+use crate::ArrowShape;
 
 /// The filled buffers, one per slot, each taken once.
 #[derive(Debug)]
@@ -54,10 +56,16 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
     let f = node.field;
     let len = node.len() as usize;
     match &f.kind {
-        FieldKind::Primitive(_) => values_array(sinks.take(node.slots[0])?).map_err(|m| node_error(f, m)),
+        FieldKind::Primitive(_) => {
+            let values = values_array(sinks.take(node.slots[0])?, plan.shape).map_err(|m| node_error(f, m))?;
+            if plan.columns_all(f, &[ColumnType::Real16, ColumnType::SplitReal16]) {
+                return arrow_cast::cast(&values, &DataType::Float16).map_err(|e| arrow_err(f, e));
+            }
+            Ok(values)
+        }
         FieldKind::Bitset { size } => {
-            let bits = values_array(sinks.take(node.slots[0])?).map_err(|m| node_error(f, m))?;
-            let field = Arc::new(Field::new("_0", DataType::Boolean, false));
+            let bits = values_array(sinks.take(node.slots[0])?, plan.shape).map_err(|m| node_error(f, m))?;
+            let field = Arc::new(Field::new("_0", bits.data_type().clone(), false));
             let arr =
                 FixedSizeListArray::try_new(field, list_size(f, *size)?, bits, None).map_err(|e| arrow_err(f, e))?;
             Ok(Arc::new(arr))
@@ -70,6 +78,14 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
                 ColumnValues::U8(v) => Buffer::from_vec(v),
                 other => return Err(node_error(f, format!("byte column decoded as {}", other.kind()))),
             };
+            if let Some(narrow) = index32(plan, f, &offsets) {
+                if f.kind == FieldKind::String {
+                    if let Ok(arr) = StringArray::try_new(narrow.clone(), bytes.clone(), None) {
+                        return Ok(Arc::new(arr));
+                    }
+                }
+                return Ok(Arc::new(BinaryArray::try_new(narrow, bytes, None).map_err(|e| arrow_err(f, e))?));
+            }
             if f.kind == FieldKind::String {
                 // Checks UTF-8, and that no offset splits a character.
                 if let Ok(arr) = LargeStringArray::try_new(offsets.clone(), bytes.clone(), None) {
@@ -82,6 +98,14 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
         }
         FieldKind::Cardinality { wide } => {
             let sizes = sizes(plan, n, sinks.take(node.slots[0])?)?;
+            if plan.columns_all(f, &INDEX32) {
+                let sizes: Vec<i32> = sizes.into_iter().map(|s| i32::try_from(s).unwrap_or(i32::MAX)).collect();
+                return Ok(Arc::new(Int32Array::from(sizes)));
+            }
+            if plan.columns_all(f, &[ColumnType::Index64, ColumnType::SplitIndex64]) {
+                let sizes: Vec<i64> = sizes.into_iter().map(|s| i64::try_from(s).unwrap_or(i64::MAX)).collect();
+                return Ok(Arc::new(Int64Array::from(sizes)));
+            }
             Ok(if *wide {
                 Arc::new(UInt64Array::from(sizes))
             } else {
@@ -97,6 +121,9 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
                 return optional(f, &offsets, values);
             }
             let field = Arc::new(plan.nodes[c].field.arrow_field().with_data_type(values.data_type().clone()));
+            if let Some(narrow) = index32(plan, f, &offsets) {
+                return Ok(Arc::new(ListArray::try_new(field, narrow, values, None).map_err(|e| arrow_err(f, e))?));
+            }
             let arr = LargeListArray::try_new(field, offsets, values, None).map_err(|e| arrow_err(f, e))?;
             Ok(Arc::new(arr))
         }
@@ -131,12 +158,28 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
     }
 }
 
-/// A buffer of fixed-width values as the Arrow array of its type.
-fn values_array(values: ColumnValues) -> std::result::Result<ArrayRef, String> {
+const INDEX32: [ColumnType; 2] = [ColumnType::Index32, ColumnType::SplitIndex32];
+
+/// Under [`ArrowShape::ColumnTypes`], the offsets of a field whose index
+/// columns are all 32-bit as 32-bit offsets (none if they do not fit).
+fn index32(plan: &Plan, f: &FieldNode, offsets: &OffsetBuffer<i64>) -> Option<OffsetBuffer<i32>> {
+    if !plan.columns_all(f, &INDEX32) {
+        return None;
+    }
+    let narrow: Vec<i32> = offsets.iter().map(|&o| i32::try_from(o).ok()).collect::<Option<_>>()?;
+    Some(OffsetBuffer::new(ScalarBuffer::from(narrow)))
+}
+
+/// A buffer of fixed-width values as the Arrow array of its type (booleans
+/// one byte each under [`ArrowShape::ColumnTypes`]).
+fn values_array(values: ColumnValues, shape: ArrowShape) -> std::result::Result<ArrayRef, String> {
     fn prim<T: ArrowPrimitiveType>(v: Vec<T::Native>) -> ArrayRef {
         Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(v), None))
     }
     Ok(match values {
+        ColumnValues::Bool(v) if shape == ArrowShape::ColumnTypes => {
+            prim::<UInt8Type>(v.into_iter().map(u8::from).collect())
+        }
         ColumnValues::Bool(v) => Arc::new(BooleanArray::new(BooleanBuffer::collect_bool(v.len(), |i| v[i]), None)),
         ColumnValues::I8(v) => prim::<Int8Type>(v),
         ColumnValues::U8(v) => prim::<UInt8Type>(v),

@@ -34,6 +34,8 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::Schema as ArrowSchema;
 use rntuple_format::{Error, Result};
 
+use crate::ReadOptions;
+
 pub use io::{IoStats, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
 pub use load::{load_envelopes, load_from_anchor, new_anchor, read_envelope, Checks, Envelopes, Found};
 pub(crate) use select::{resolve as resolve_selection, Selected};
@@ -42,18 +44,18 @@ pub use source::{field_multipliers, PageSource};
 pub use unseal::{check_page_checksum, stored_size, unseal_page};
 
 /// Reads the selected fields (or parts of fields, see [`resolve_selection`]) for
-/// entries `[start, stop)` with `threads` decoding threads (0: one per core,
-/// 1: on the calling thread).
+/// entries `[start, stop)` with `options.threads` decoding threads (0: one per
+/// core, 1: on the calling thread), in the Arrow types of `options.shape`.
 pub(crate) fn read_range(
     src: &PageSource,
     fields: &[Selected<'_>],
     start: u64,
     stop: u64,
-    threads: usize,
-    verify: bool,
+    options: &ReadOptions,
 ) -> Result<RecordBatch> {
-    let pool = pool::Pool::new(threads)?;
-    let mut plan = plan::Plan::new(src, fields, start, stop);
+    let verify = options.verify_checksums;
+    let pool = pool::Pool::new(options.threads)?;
+    let mut plan = plan::Plan::new(src, fields, start, stop, options.shape);
     plan.resolve(&pool, verify)?;
     let sinks = {
         let mut jobs = plan.jobs();

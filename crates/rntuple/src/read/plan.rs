@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 use rntuple_format::column::ColumnValues;
+use rntuple_format::model::ColumnType;
 use rntuple_format::{Error, Location, Result};
 
 use super::fill::{fill, Job, Piece};
@@ -24,6 +25,7 @@ use super::select::{Keep, Selected};
 use super::source::PageSource;
 use crate::descriptor::ClusterInfo;
 use crate::schema::{FieldKind, FieldNode, Primitive};
+use crate::ArrowShape;
 
 /// Values decoded while planning: (span, column, first, end) → values.
 type Resolved = HashMap<(usize, u32, u64, u64), ColumnValues>;
@@ -93,6 +95,7 @@ pub(crate) struct Plan<'a> {
     pub nodes: Vec<Node<'a>>,
     pub roots: Vec<usize>,
     pub slots: Vec<Slot>,
+    pub shape: ArrowShape,
     resolved: Resolved,
 }
 
@@ -110,7 +113,7 @@ pub(crate) fn structure_error(node: &FieldNode, cluster: &ClusterInfo, message: 
 
 impl<'a> Plan<'a> {
     /// The nodes and slots of the selected parts of `fields` over entries `[start, stop)`.
-    pub(crate) fn new(src: &'a PageSource, fields: &[Selected<'a>], start: u64, stop: u64) -> Self {
+    pub(crate) fn new(src: &'a PageSource, fields: &[Selected<'a>], start: u64, stop: u64, shape: ArrowShape) -> Self {
         let spans: Vec<Span> = src
             .desc
             .clusters
@@ -122,13 +125,56 @@ impl<'a> Plan<'a> {
                 hi: stop.min(c.first_entry + c.num_entries) - c.first_entry,
             })
             .collect();
-        let mut plan =
-            Plan { src, spans, nodes: Vec::new(), roots: Vec::new(), slots: Vec::new(), resolved: HashMap::new() };
+        let mut plan = Plan {
+            src,
+            spans,
+            nodes: Vec::new(),
+            roots: Vec::new(),
+            slots: Vec::new(),
+            shape,
+            resolved: HashMap::new(),
+        };
         for s in fields {
             let id = plan.add(s.field, &s.keep);
             plan.roots.push(id);
         }
         plan
+    }
+
+    /// The type of the first column of each of `field`'s representations
+    /// when the read is [`ArrowShape::ColumnTypes`] (else none).
+    pub(crate) fn first_column_types(&self, field: &FieldNode) -> Vec<ColumnType> {
+        if self.shape != ArrowShape::ColumnTypes {
+            return Vec::new();
+        }
+        let columns = &self.src.desc.columns;
+        field
+            .representations
+            .iter()
+            .filter_map(|r| r.first().and_then(|&c| columns.get(c as usize)))
+            .map(|c| c.column_type)
+            .collect()
+    }
+
+    /// Whether every representation of `field` has a first column of one of
+    /// `types` (and there is one), under [`ArrowShape::ColumnTypes`].
+    pub(crate) fn columns_all(&self, field: &FieldNode, types: &[ColumnType]) -> bool {
+        let found = self.first_column_types(field);
+        !found.is_empty() && found.iter().all(|t| types.contains(t))
+    }
+
+    /// Under [`ArrowShape::ColumnTypes`], the buffer of the in-memory type of
+    /// `field`'s column when all its representations agree on it. A
+    /// `double` stored as Real32Quant stays double: ROOT dequantises it in
+    /// double precision (spec "Real32Quant"), which float32 would round.
+    fn column_proto(&self, field: &FieldNode) -> Option<ColumnValues> {
+        let types = self.first_column_types(field);
+        if field.kind == FieldKind::Primitive(Primitive::F64) && types.contains(&ColumnType::Real32Quant) {
+            return None;
+        }
+        let mut protos = types.into_iter().map(ColumnValues::for_column);
+        let first = protos.next()?.ok()?;
+        protos.all(|p| p.is_ok_and(|p| p.kind() == first.kind())).then_some(first)
     }
 
     /// Adds `field` with the subfields `keep` selects (a variant keeps all
@@ -140,7 +186,10 @@ impl<'a> Plan<'a> {
             plan.slots.len() - 1
         };
         let slots = match &field.kind {
-            FieldKind::Primitive(p) => vec![slot(self, Role::Values, primitive_proto(*p))],
+            FieldKind::Primitive(p) => {
+                let proto = self.column_proto(field).unwrap_or_else(|| primitive_proto(*p));
+                vec![slot(self, Role::Values, proto)]
+            }
             FieldKind::Bitset { .. } => vec![slot(self, Role::Values, ColumnValues::Bool(Vec::new()))],
             FieldKind::String | FieldKind::Streamer => vec![
                 slot(self, Role::Index, ColumnValues::Index(Vec::new())),
