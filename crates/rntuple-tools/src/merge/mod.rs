@@ -83,10 +83,6 @@ pub fn parse_compression(s: &str) -> Result<u32> {
     Ok(rntuple::write::Compression::parse(s)?.setting())
 }
 
-fn check_compression(setting: u32) -> Result<()> {
-    rntuple::write::Compression::from_setting(setting).map(|_| ())
-}
-
 /// Options of [`merge`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergeOptions {
@@ -216,7 +212,7 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
         return Err(Error::InvalidArgument { message: format!("the output {} is a directory", out.display()) });
     }
     if let Some(c) = options.compression {
-        check_compression(c)?;
+        rntuple::write::Compression::from_setting(c)?;
     }
     let first = inputs[0].display().to_string();
     let root0 = open_root(inputs[0], options.verify_checksums).map_err(|e| e.within(&first))?;
@@ -235,7 +231,7 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
     let writer = format!("rntuple (Rust) v{} merge", env!("CARGO_PKG_VERSION"));
     let plan = plan::plan(&loaded, options.mode, writer)?;
     let target = options.compression.or_else(|| first_compression(&loaded)).unwrap_or(505);
-    check_compression(target)?;
+    rntuple::write::Compression::from_setting(target)?;
 
     let temp = TempOutput::new(out)?;
     let file = FileWriter::create(

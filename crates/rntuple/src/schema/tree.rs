@@ -3,9 +3,8 @@
 //! top-level fields are their own parent).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use arrow_schema::{DataType, Field, Fields};
+use arrow_schema::{DataType, Field};
 use rntuple_format::model::{
     AliasColumnDescriptor, ColumnDescriptor, FieldDescriptor, SchemaDescription, FIELD_FLAG_PROJECTED,
 };
@@ -138,11 +137,6 @@ impl Schema {
     pub fn field(&self, name: &str) -> Option<&FieldNode> {
         self.fields.iter().find(|f| f.name == name)
     }
-
-    /// Arrow schema of the top-level fields.
-    pub fn arrow_fields(&self) -> Fields {
-        self.fields.iter().map(|f| Arc::new(f.arrow_field())).collect()
-    }
 }
 
 /// A field of a [`Schema`] with its place in the tree ([`Schema::by_id`]).
@@ -245,15 +239,6 @@ impl FieldNode {
             FieldKind::Wrapper => self.children[0].arrow_type(),
             FieldKind::Unsupported(_) => DataType::Null,
         }
-    }
-
-    /// The field at a dotted path of field names below this one (`""`: itself).
-    pub fn find(&self, path: &str) -> Option<&FieldNode> {
-        let mut here = self;
-        for part in path.split('.').filter(|p| !p.is_empty()) {
-            here = here.children.iter().find(|c| c.name == part)?;
-        }
-        Some(here)
     }
 
     /// Physical column ids of the first representation, in column order.
