@@ -59,6 +59,21 @@ def big_enabled() -> bool:
     return os.environ.get("RNTUPLE_BIG", "") not in ("", "0")
 
 
+def big_scratch_dir(tmp_path, need: int) -> str:
+    """A directory with room for `need` bytes (plus 1 GiB of margin) for the > 4 GiB tests: `tmp_path`
+    when its disk has the room, else `/dev/shm` (RAM-backed; CI machines have 24 GiB of RAM but not
+    always that much free disk). Fails, naming both places and their free space, when neither has it."""
+    want = need + (1 << 30)
+    tried = []
+    for d in (str(tmp_path), "/dev/shm"):
+        if os.path.isdir(d) and os.access(d, os.W_OK):
+            free = shutil.disk_usage(d).free
+            if free >= want:
+                return d if d == str(tmp_path) else tempfile.mkdtemp(prefix="rntuple-big-", dir=d)
+            tried.append(f"{d}: {free / 2**30:.1f} GiB free")
+    raise AssertionError(f"no room for a {need / 2**30:.1f} GiB test file ({'; '.join(tried)})")
+
+
 def root_python() -> str:
     env = os.environ.get("RNTUPLE_ROOT_PYTHON")
     if env:

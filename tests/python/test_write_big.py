@@ -19,7 +19,7 @@ import subprocess
 
 import numpy as np
 import rntuple
-from conftest import big_enabled, root_python
+from conftest import big_enabled, big_scratch_dir, root_python
 
 MAX_KEY_SIZE = 1 << 30  # ROOT's default (RNTupleWriteOptions::fMaxKeySize), which we write too
 PAGE_BYTES = (1 << 30) + (64 << 20)
@@ -104,7 +104,8 @@ def expected() -> list[int]:
 if big_enabled():
 
     def test_root_reads_pages_larger_than_the_max_key_size_in_a_file_over_4_gib(tmp_path):
-        path = str(tmp_path / "big_written.root")
+        scratch = big_scratch_dir(tmp_path, PAGES * PAGE_BYTES)
+        path = os.path.join(scratch, "big_written.root")
         try:
             with rntuple.recreate(path, compression=0) as f:
                 w = f.mkrntuple(
@@ -134,3 +135,5 @@ if big_enabled():
         finally:
             if os.path.exists(path):
                 os.remove(path)
+            if scratch != str(tmp_path):
+                os.rmdir(scratch)

@@ -47,5 +47,8 @@ pub use directory::DirectoryRecord;
 pub use file::{OpenOptions, RootFile};
 pub use header::FileHeader;
 pub use key::KeyInfo;
-pub use storage::{open_storage, LocalFile, LocalSink, MemorySink, MemoryStorage, ReadAt, WriteSink};
+pub use storage::{
+    open_storage, Identity, IoHints, LocalFile, LocalSink, MemorySink, MemoryStorage, ReadAt, TransportCounters,
+    TransportStats, WriteSink,
+};
 pub use write::{FileWriter, WriterOptions};

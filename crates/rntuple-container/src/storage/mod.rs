@@ -18,11 +18,13 @@
 //! The planner above does not care which backend answers: it knows every
 //! byte range before it asks (DESIGN.md, "Remote storage").
 
+mod hints;
 mod local;
 mod memory;
 mod sink;
 pub mod url;
 
+pub use hints::{Identity, IoHints, TransportCounters, TransportStats};
 pub use local::{LocalFile, LocalSink};
 pub use memory::{MemorySink, MemoryStorage};
 pub use sink::WriteSink;
@@ -38,6 +40,22 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
     /// Fills `buf` with the bytes at `offset..offset + buf.len()`. Reading past
     /// the end is an [`Error::Truncated`] naming the offset.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+
+    /// What identifies the stored content (size, and a version tag where the
+    /// store has one); a cache keys on it. The default is the size alone.
+    fn identity(&self) -> Result<Identity> {
+        Ok(Identity { size: self.size()?, version: None })
+    }
+
+    /// How the planner should shape requests for this store.
+    fn hints(&self) -> IoHints {
+        IoHints::LOCAL
+    }
+
+    /// Wire-level figures, for a backend that keeps them (remote stores).
+    fn transport_stats(&self) -> Option<TransportStats> {
+        None
+    }
 
     /// Vectored read of `(offset, len)` ranges, answered in order. The default
     /// checks every range against [`ReadAt::size`] before allocating anything,

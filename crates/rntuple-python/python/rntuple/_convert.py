@@ -24,7 +24,6 @@ ever left behind.
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import math
 import os
@@ -48,6 +47,7 @@ from ._convert_sources import (
     _RNTupleSource,
     _TreeSource,
 )
+from ._dataset import expand
 from ._file import open as open_file
 from ._term import Progress
 from ._write import compression_setting, recreate
@@ -132,36 +132,12 @@ def atomic_output(path: str) -> Iterator[str]:
 # ---------------------------------------------------------------------------
 
 
-def _object_spec(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
-    """``"file.root:dir/Events"`` -> ``("file.root", "dir/Events")``; a path that exists is taken whole."""
-    text = os.fspath(spec)
-    if os.path.exists(text) or ":" not in text:
-        return text, None
-    path, _, name = text.rpartition(":")
-    if not path or not name:
-        return text, None
-    return path, name
-
-
 def _expand(specs: Iterable[str | os.PathLike[str]]) -> list[tuple[str, str | None]]:
     """Input files (globs expanded, in sorted order) with their object names."""
-    out: list[tuple[str, str | None]] = []
-    for spec in specs:
-        path, name = _object_spec(spec)
-        if any(c in path for c in "*?["):
-            matches = sorted(p for p in glob.glob(path) if os.path.isfile(p))
-            if not matches:
-                raise FileNotFoundError(2, "no file matches the pattern", path)
-            out += [(p, name) for p in matches]
-        else:
-            if not os.path.exists(path):
-                raise FileNotFoundError(2, "no such file", path)
-            if os.path.isdir(path):
-                raise IsADirectoryError(21, "an input is a directory, not a file", path)
-            out.append((path, name))
-    if not out:
-        raise ConvertError("no input files")
-    return out
+    try:
+        return expand(list(specs))
+    except ValueError as e:
+        raise ConvertError(str(e)) from None
 
 
 def _file_format(path: str) -> str:
