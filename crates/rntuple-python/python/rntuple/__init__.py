@@ -43,6 +43,7 @@ _LAZY = {
     "_ntuple": ("Cluster", "Column", "RNTuple"),
     "_tools": ("FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "verify"),
     "_write": ("RNTupleWriter", "WritableFile", "compression_setting", "recreate"),
+    "integrations.dask": ("dask",),
 }
 _ORIGIN = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -91,6 +92,7 @@ __all__ = [
     "__version__",
     "compression_setting",
     "convert",
+    "dask",
     "draw",
     "inspect",
     "merge",
