@@ -67,6 +67,8 @@ def make_events(n: int, seed: int) -> ak.Array:
         "Electron_pt": _falling_pt(rng, ne, 10.0, 30.0),
         "Electron_eta": rng.normal(0.0, 1.2, ne).astype(np.float32),
         "Electron_phi": rng.uniform(-np.pi, np.pi, ne).astype(np.float32),
+        "Electron_mass": np.full(ne, 0.000511, dtype=np.float32),
+        "Electron_charge": rng.choice(np.array([-1, 1], dtype=np.int32), ne),
         "Electron_cutBased": rng.choice(np.array([0, 1, 2, 3, 4, 4, 4], dtype=np.int32), ne),
         "Electron_sip3d": rng.exponential(2.0, ne).astype(np.float32),
     }
@@ -74,12 +76,15 @@ def make_events(n: int, seed: int) -> ak.Array:
         "Muon_pt": _falling_pt(rng, nm, 10.0, 30.0),
         "Muon_eta": rng.normal(0.0, 1.2, nm).astype(np.float32),
         "Muon_phi": rng.uniform(-np.pi, np.pi, nm).astype(np.float32),
+        "Muon_mass": np.full(nm, 0.10566, dtype=np.float32),
+        "Muon_charge": rng.choice(np.array([-1, 1], dtype=np.int32), nm),
         "Muon_tightId": rng.random(nm) < 0.8,
         "Muon_sip3d": rng.exponential(2.0, nm).astype(np.float32),
         "Muon_pfRelIso04_all": rng.exponential(0.08, nm).astype(np.float32),
     }
     fields: dict[str, ak.Array | np.ndarray] = {
         "run": np.full(n, 1, dtype=np.uint32),
+        "luminosityBlock": (np.arange(n, dtype=np.uint32) // 1000 + 1).astype(np.uint32),
         "event": (np.arange(n, dtype=np.uint64) + np.uint64(seed) * np.uint64(10**9)),
         "nJet": n_jet,
     }

@@ -86,3 +86,28 @@ def test_three_ways_identical(files: list[str], client) -> None:  # type: ignore
     print(f"AGC: pages' bytes / file size = {needed:.3f}, bytes read (gaps merged) / file size = {read:.3f}")
     assert 0 < needed < 0.8
     assert needed <= read <= 1
+
+
+def test_coffea_nanoevents_from_our_arrays(files: list[str]) -> None:
+    """coffea's NanoEvents built from arrays rntuple read (eagerly, ``from_preloaded``)."""
+    pytest.importorskip("coffea")
+    import awkward as ak
+    from coffea.nanoevents import NanoAODSchema, NanoEventsFactory
+
+    class Columns(dict):  # from_preloaded wants a mapping with .metadata
+        metadata: dict
+
+    for path in (files[0], files[-1]):  # generated, and the real NanoAOD converted
+        events = rntuple.open(path)["Events"].arrays()
+        # RNTupleImporter's untyped collections (_collectionN) duplicate the projected
+        # Jet_pt... fields and are not NanoAOD branches: leave them out
+        source = Columns({f: events[f] for f in events.fields if not f.startswith("_collection")})
+        source.metadata = {"uuid": path, "num_rows": len(events), "object_path": "Events"}
+        nano = NanoEventsFactory.from_preloaded(source, schemaclass=NanoAODSchema).events()
+        assert ak.array_equal(nano.Jet.pt, events.Jet_pt)
+        assert ak.sum(nano.Jet.isTightLeptonVeto) == ak.sum((events.Jet_jetId & 4) != 0)
+        assert ak.array_equal(nano.Muon.tightId, events.Muon_tightId)
+        # a NanoEvents method: the four-vector sum of the first two jets
+        two = nano.Jet[ak.num(nano.Jet) >= 2]
+        pair = two[:, 0] + two[:, 1]
+        assert len(pair.mass) == ak.sum(ak.num(events.Jet_pt) >= 2)
