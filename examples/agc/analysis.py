@@ -209,6 +209,8 @@ def main(argv: list[str] | None = None) -> None:
         LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
         Client(cluster) as client,
     ):
+        # warm the workers up (imports), so that the first way timed does not pay for it
+        client.run(lambda: __import__("rntuple.integrations.dask") and __import__("uproot") and None)
         for way in args.ways.split(","):
             client.run(rdask.reset_read_log)
             before = worker_read_bytes(client)
