@@ -36,7 +36,6 @@ RECORDED = {"meta_s": 0.62e-3, "task_s": 31.4e-3, "byte_s": 1 / 194e6, "graph_s"
 
 def _write(path: Path, n: int, seed: int) -> None:
     import awkward as ak
-
     import rntuple
 
     rng = np.random.default_rng(seed)
@@ -52,7 +51,6 @@ def measure(workdir: Path) -> dict[str, float]:
     """The per-file metadata, per-task and per-byte costs, measured with small runs."""
     import awkward as ak
     import distributed
-
     import rntuple
     from rntuple.integrations import dask as rdask
 

@@ -32,7 +32,6 @@ from typing import Any
 import awkward as ak
 import hist
 import numpy as np
-
 import rntuple
 
 B_TAG = 0.5
@@ -200,9 +199,8 @@ def main(argv: list[str] | None = None) -> None:
     size = sum(os.path.getsize(f) for f in files)
     print(f"{len(files)} files, {size / 1e6:.1f} MB")
 
-    from distributed import Client, LocalCluster
-
     import rntuple.integrations.dask as rdask
+    from distributed import Client, LocalCluster
 
     results = {}
     with (

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import awkward as ak
 import numpy as np
-
 import rntuple
 
 REAL_NANOAOD = Path(__file__).resolve().parents[2] / "tests" / "data" / "nanoAOD_2015_CMS_Open_Data_ttbar.root"
@@ -107,9 +106,7 @@ def write_file(path: str | os.PathLike[str], n_events: int, seed: int, cluster_e
                 writer.commit_cluster()
 
 
-def generate(
-    outdir: str | os.PathLike[str], files: int, events: int, cluster: int, real: bool = True
-) -> list[str]:
+def generate(outdir: str | os.PathLike[str], files: int, events: int, cluster: int, real: bool = True) -> list[str]:
     """Writes ``files`` files (seeds 1..files) and, with ``real``, the converted real NanoAOD."""
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,6 @@ from pathlib import Path
 import awkward as ak
 import numpy as np
 import pytest
-
 import rntuple
 
 dask = pytest.importorskip("dask")
@@ -148,7 +147,7 @@ def test_filter_name_and_library_np(files: list[str]) -> None:
     np.testing.assert_array_equal(arrays["x"].compute(), expected.x.to_numpy())
     jets = arrays["jets"].compute()
     assert jets.dtype == object and len(jets) == 710
-    for got, want in zip(jets, expected.jets.tolist()):
+    for got, want in zip(jets, expected.jets.tolist(), strict=True):
         np.testing.assert_array_equal(got, np.asarray(want, dtype=np.float32))
 
 
@@ -184,9 +183,7 @@ def test_distributed_local_cluster(files: list[str]) -> None:
     distributed = pytest.importorskip("distributed")
     expected = _eager(files)
     with (
-        distributed.LocalCluster(
-            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-        ) as cluster,
+        distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,
     ):
         client.run(rdask.reset_read_log)
@@ -200,3 +197,14 @@ def test_distributed_local_cluster(files: list[str]) -> None:
         # cut at clusters (3) and one partition per other file (2); no range read twice
         assert len(logs) == 6 + 5
         assert len({(e["location"], e["entry_start"], e["entry_stop"]) for e in logs}) == 6 + 2
+
+
+def test_file_urls(files: list[str]) -> None:
+    """Locations are URLs too (the scheme picks the storage backend in the core)."""
+    urls = ["file://" + f for f in files]
+    rdask.reset_read_log()
+    array = rntuple.dask(urls, step_size="1 kB")
+    assert ak.array_equal(array.y.compute(scheduler="sync"), _eager(files).y)
+    assert all(e["location"].startswith("file://") for e in rdask.read_log())
+    # "1 kB" of storage per partition is less than any cluster here: one partition per cluster
+    assert array.npartitions == 3 + 1 + 4

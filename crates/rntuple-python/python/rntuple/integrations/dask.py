@@ -58,19 +58,18 @@ def plan_partitions(clusters: list[tuple[int, int]], step_entries: int) -> list[
     if step_entries <= 0:
         raise ValueError(f"step_size must be positive, not {step_entries}")
     ranges: list[tuple[int, int]] = []
-    start = stop = None
+    current: tuple[int, int] | None = None
     for first, count in clusters:
         if count == 0:
             continue
-        if start is None:
-            start, stop = first, first + count
-        elif stop == first and first + count - start <= step_entries:
-            stop = first + count
-        else:
-            ranges.append((start, stop))
-            start, stop = first, first + count
-    if start is not None and stop is not None:
-        ranges.append((start, stop))
+        if current is not None and current[1] == first and first + count - current[0] <= step_entries:
+            current = (current[0], first + count)
+            continue
+        if current is not None:
+            ranges.append(current)
+        current = (first, first + count)
+    if current is not None:
+        ranges.append(current)
     return ranges
 
 
@@ -363,7 +362,7 @@ def _leaf_columns(form: Any) -> list[str]:
         if f.is_record:
             if not f.fields and prefix:
                 out.append(prefix)
-            for name, content in zip(f.fields, f.contents):
+            for name, content in zip(f.fields, f.contents, strict=True):
                 walk(content, f"{prefix}.{name}" if prefix else name)
         elif prefix:
             out.append(prefix)
@@ -386,7 +385,7 @@ def _partitions(
     if to_open:
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(to_open)))) as pool:
             found = pool.map(lambda i: _file_meta(specs[i][0], specs[i][1], options, need_size), to_open)
-            metas = dict(zip(to_open, found))
+            metas = dict(zip(to_open, found, strict=True))
     name_of_first = first._origin[1]
     out: list[Partition] = []
     for i, (path, name, extra) in enumerate(specs):
@@ -460,7 +459,7 @@ def _numpy_dict(
     for column, (empty, leaves, jagged) in meta.items():
         name = f"rntuple-np-{column}-{token}"
         reader = _ReadNumpyColumn(column, leaves, jagged, options)
-        graph = {(name, i): (reader, tuple(p)) for i, p in enumerate(partitions)}
+        graph: dict[Any, Any] = {(name, i): (reader, tuple(p)) for i, p in enumerate(partitions)}
         hlg = HighLevelGraph.from_collections(name, graph, dependencies=())
         out[column] = da.Array(hlg, name, chunks=(chunks, *((n,) for n in empty.shape[1:])), meta=empty[:0])
     return out
