@@ -36,6 +36,17 @@ def _jagged(counts: np.ndarray, flat: np.ndarray) -> ak.Array:
     return ak.unflatten(flat, counts)
 
 
+def _lepton(rng: np.random.Generator, prefix: str, n: int, mass: float) -> dict[str, np.ndarray]:
+    """Kinematics and charge of ``n`` leptons (NanoAODSchema needs mass and charge)."""
+    return {
+        f"{prefix}_pt": _falling_pt(rng, n, 10.0, 30.0),
+        f"{prefix}_eta": rng.normal(0.0, 1.2, n).astype(np.float32),
+        f"{prefix}_phi": rng.uniform(-np.pi, np.pi, n).astype(np.float32),
+        f"{prefix}_mass": np.full(n, mass, dtype=np.float32),
+        f"{prefix}_charge": rng.choice(np.array([-1, 1], dtype=np.int32), n),
+    }
+
+
 def make_events(n: int, seed: int) -> ak.Array:
     """``n`` NanoAOD-like events from the random stream ``seed``."""
     rng = np.random.default_rng(seed)
@@ -62,25 +73,13 @@ def make_events(n: int, seed: int) -> ak.Array:
     n_ele = rng.choice(np.array([0, 0, 1, 2], dtype=np.uint32), n)
     n_mu = rng.choice(np.array([0, 0, 1, 1, 2], dtype=np.uint32), n)
     ne, nm = int(n_ele.sum()), int(n_mu.sum())
-    electrons = {
-        "Electron_pt": _falling_pt(rng, ne, 10.0, 30.0),
-        "Electron_eta": rng.normal(0.0, 1.2, ne).astype(np.float32),
-        "Electron_phi": rng.uniform(-np.pi, np.pi, ne).astype(np.float32),
-        "Electron_mass": np.full(ne, 0.000511, dtype=np.float32),
-        "Electron_charge": rng.choice(np.array([-1, 1], dtype=np.int32), ne),
-        "Electron_cutBased": rng.choice(np.array([0, 1, 2, 3, 4, 4, 4], dtype=np.int32), ne),
-        "Electron_sip3d": rng.exponential(2.0, ne).astype(np.float32),
-    }
-    muons = {
-        "Muon_pt": _falling_pt(rng, nm, 10.0, 30.0),
-        "Muon_eta": rng.normal(0.0, 1.2, nm).astype(np.float32),
-        "Muon_phi": rng.uniform(-np.pi, np.pi, nm).astype(np.float32),
-        "Muon_mass": np.full(nm, 0.10566, dtype=np.float32),
-        "Muon_charge": rng.choice(np.array([-1, 1], dtype=np.int32), nm),
-        "Muon_tightId": rng.random(nm) < 0.8,
-        "Muon_sip3d": rng.exponential(2.0, nm).astype(np.float32),
-        "Muon_pfRelIso04_all": rng.exponential(0.08, nm).astype(np.float32),
-    }
+    electrons = _lepton(rng, "Electron", ne, 0.000511)
+    electrons["Electron_cutBased"] = rng.choice(np.array([0, 1, 2, 3, 4, 4, 4], dtype=np.int32), ne)
+    electrons["Electron_sip3d"] = rng.exponential(2.0, ne).astype(np.float32)
+    muons = _lepton(rng, "Muon", nm, 0.10566)
+    muons["Muon_tightId"] = rng.random(nm) < 0.8
+    muons["Muon_sip3d"] = rng.exponential(2.0, nm).astype(np.float32)
+    muons["Muon_pfRelIso04_all"] = rng.exponential(0.08, nm).astype(np.float32)
     fields: dict[str, ak.Array | np.ndarray] = {
         "run": np.full(n, 1, dtype=np.uint32),
         "luminosityBlock": (np.arange(n, dtype=np.uint32) // 1000 + 1).astype(np.uint32),

@@ -12,7 +12,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable
 
-__all__ = ["Filter", "make_filter", "parse_memory_size"]
+__all__ = ["Filter", "make_filter", "parse_memory_size", "parse_step_size"]
 
 Filter = None | str | Callable[[str], bool] | Iterable["str | Callable[[str], bool]"]
 
@@ -79,3 +79,16 @@ def parse_memory_size(size: int | str) -> int:
                 value *= base ** (_PREFIXES.index(unit[0]) + 1)
             return int(value)
     raise ValueError(f"a memory size must be an int or a string like '100 MB' or '1 GiB', not {size!r}")
+
+
+def parse_step_size(step_size: int | str) -> tuple[int | None, int | None]:
+    """``(entries, None)`` for an int ``step_size``, ``(None, bytes)`` for a size such as ``"100 MB"``;
+    ValueError unless positive."""
+    if isinstance(step_size, int) and not isinstance(step_size, bool):
+        if step_size <= 0:
+            raise ValueError(f"step_size must be positive, not {step_size}")
+        return step_size, None
+    target = parse_memory_size(step_size)
+    if target <= 0:
+        raise ValueError(f"step_size must be positive, not {step_size!r}")
+    return None, target

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ._awkward import batch_to_layout
 from ._fields import Field, build_fields, iter_fields
-from ._filters import Filter, make_filter, parse_memory_size
+from ._filters import Filter, make_filter, parse_step_size
 from ._numpy import to_numpy_dict, to_pandas
 
 if TYPE_CHECKING:
@@ -370,13 +370,9 @@ class RNTuple:
             yield self._convert(self._read_batch(fields, lo, hi, threads, paths, lib), fields, keys, lib, lo)
 
     def _step_entries(self, step_size: int | str, fields: list[Field], paths: list[str], start: int, stop: int) -> int:
-        if isinstance(step_size, int) and not isinstance(step_size, bool):
-            if step_size <= 0:
-                raise ValueError(f"step_size must be positive, not {step_size}")
-            return step_size
-        target = parse_memory_size(step_size)
-        if target <= 0:
-            raise ValueError(f"step_size must be positive, not {step_size!r}")
+        entries, target = parse_step_size(step_size)
+        if target is None:
+            return entries  # type: ignore[return-value]
         n = min(stop - start, _PROBE_ENTRIES)
         if n <= 0 or not fields:
             return max(1, stop - start)

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 from .._dataset import expand, is_url
-from .._filters import Filter, parse_memory_size
+from .._filters import Filter, parse_step_size
 from . import require
 
 __all__ = ["Partition", "ReadPartition", "dask", "plan_partitions", "read_log", "reset_read_log"]
@@ -76,13 +76,9 @@ def plan_partitions(clusters: list[tuple[int, int]], step_entries: int) -> list[
 def _step_in_entries(step_size: int | str, num_entries: int, nbytes: int | None) -> int:
     """Entries per partition: ``step_size`` as entries, or as bytes on storage of the whole
     clusters, converted with the file's mean bytes per entry (``nbytes`` = file size)."""
-    if isinstance(step_size, int) and not isinstance(step_size, bool):
-        if step_size <= 0:
-            raise ValueError(f"step_size must be positive, not {step_size}")
-        return step_size
-    target = parse_memory_size(step_size)
-    if target <= 0:
-        raise ValueError(f"step_size must be positive, not {step_size!r}")
+    entries, target = parse_step_size(step_size)
+    if target is None:
+        return entries  # type: ignore[return-value]
     if not nbytes or num_entries <= 0:
         return max(1, num_entries)
     return max(1, int(target * num_entries // nbytes))
@@ -379,7 +375,7 @@ def _partitions(
     open_files: bool,
     threads: int,
 ) -> list[Partition]:
-    need_size = not (isinstance(step_size, int) and not isinstance(step_size, bool))
+    need_size = parse_step_size(step_size)[1] is not None
     metas: dict[int, _FileMeta] = {}
     to_open = [i for i, (_, _, extra) in enumerate(specs) if "steps" not in extra and (open_files or i == 0)]
     if to_open:
