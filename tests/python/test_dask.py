@@ -160,6 +160,12 @@ def test_open_files_false_and_given_steps(files: list[str]) -> None:
     given = rntuple.dask(steps)
     assert given.divisions == (0, 125, 250)
     assert ak.array_equal(given.compute(), _eager(files[:1]))
+    # entry counts given: no footer read for those files, cut every step_size entries
+    counts = {f: {"object_path": "Events", "num_entries": n} for f, n in zip(files, [250, 300, 160], strict=True)}
+    rdask.reset_read_log()
+    known = rntuple.dask(counts, step_size=200)
+    assert known.divisions == (0, 200, 250, 450, 550, 710)
+    assert ak.array_equal(known.compute(scheduler="sync"), _eager(files))
 
 
 def test_io_function_pickles_small(files: list[str]) -> None:

@@ -311,8 +311,9 @@ def dask(
     Args:
         files: a path or URL, a glob, a list of them, ``"f.root:Events"``,
             ``{path: "Events"}`` or uproot's ``{path: {"object_path": "Events",
-            "steps": [[0, 1000], [1000, 2000]]}}`` (steps given: that file is not
-            opened to build the graph).
+            "steps": [[0, 1000], [1000, 2000]]}}`` or ``{path: {"object_path":
+            "Events", "num_entries": 5000}}`` (steps or entry count given: that file
+            is not opened to build the graph; entries are cut every ``step_size``).
         filter_name, filter_typename: the fields (as ``RNTuple.arrays``); a
             computation reads only the columns it uses among them.
         step_size: entries per partition (an int) or bytes on storage (``"100 MB"``,
@@ -377,7 +378,10 @@ def _partitions(
 ) -> list[Partition]:
     need_size = parse_step_size(step_size)[1] is not None
     metas: dict[int, _FileMeta] = {}
-    to_open = [i for i, (_, _, extra) in enumerate(specs) if "steps" not in extra and (open_files or i == 0)]
+    given = ("steps", "num_entries")
+    to_open = [
+        i for i, (_, _, extra) in enumerate(specs) if not any(k in extra for k in given) and (open_files or i == 0)
+    ]
     if to_open:
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(to_open)))) as pool:
             found = pool.map(lambda i: _file_meta(specs[i][0], specs[i][1], options, need_size), to_open)
@@ -385,10 +389,15 @@ def _partitions(
     name_of_first = first._origin[1]
     out: list[Partition] = []
     for i, (path, name, extra) in enumerate(specs):
-        if "steps" in extra:
+        if any(k in extra for k in given):
             location, full = _location_of(path), name or name_of_first
-            for start, stop in _given_steps(extra["steps"], path):
-                out.append(Partition(location, full, start, stop))
+            if "steps" in extra:
+                steps = _given_steps(extra["steps"], path)
+            else:  # entries known: cut every step_size entries (one partition for a size in bytes)
+                total = int(extra["num_entries"])
+                every = parse_step_size(step_size)[0] or max(1, total)
+                steps = [(a, min(total, a + every)) for a in range(0, total, every)]
+            out += [Partition(location, full, start, stop) for start, stop in steps]
         elif i in metas:
             meta = metas[i]
             step = _step_in_entries(step_size, meta.num_entries, meta.nbytes)
