@@ -108,7 +108,10 @@ def _open_ntuple(location: str, name: str | None, options: dict[str, Any]) -> An
 
 
 def _file_meta(location: str, name: str | None, options: dict[str, Any], need_size: bool) -> _FileMeta:
-    ntuple = _open_ntuple(location, name, options)
+    return _meta_of(_open_ntuple(location, name, options), need_size)
+
+
+def _meta_of(ntuple: Any, need_size: bool) -> _FileMeta:
     clusters = [(c.first_entry, c.num_entries) for c in ntuple.clusters]
     origin_location, full_name, _ = ntuple._origin
     nbytes = None
@@ -332,6 +335,8 @@ def dask(
     if lib not in ("ak", "np"):
         raise ValueError(f"rntuple.dask gives library='ak' or 'np', not {library!r}")
     require("dask", feature=_FEATURE, extra="dask")
+    if lib == "ak":
+        require("dask_awkward", feature=_FEATURE, extra="dask")
     specs = _expand_specs(files)
     options = {"verify_checksums": bool(verify_checksums), "threads": 1}
 
@@ -382,10 +387,13 @@ def _partitions(
     to_open = [
         i for i, (_, _, extra) in enumerate(specs) if not any(k in extra for k in given) and (open_files or i == 0)
     ]
+    if to_open and to_open[0] == 0:  # already open for its schema
+        metas[0] = _meta_of(first, need_size)
+        to_open = to_open[1:]
     if to_open:
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(to_open)))) as pool:
             found = pool.map(lambda i: _file_meta(specs[i][0], specs[i][1], options, need_size), to_open)
-            metas = dict(zip(to_open, found, strict=True))
+            metas.update(zip(to_open, found, strict=True))
     name_of_first = first._origin[1]
     out: list[Partition] = []
     for i, (path, name, extra) in enumerate(specs):
