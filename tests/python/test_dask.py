@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 from pathlib import Path
 
@@ -173,7 +174,9 @@ def test_io_function_pickles_small(files: list[str]) -> None:
     graph = dict(array.dask)
     payload = pickle.dumps(graph)
     assert len(payload) < 20_000
-    assert b"_lib" not in payload  # no open handles, only locations and names
+    # no handles (a File or RNTuple pickles as a call to reopen it), only locations and names
+    assert b"_reopen" not in payload and b"_lib" not in payload
+    assert os.path.abspath(files[0]).encode() in payload
 
 
 def test_errors(tmp_path: Path, files: list[str]) -> None:
