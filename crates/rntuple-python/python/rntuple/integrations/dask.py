@@ -12,8 +12,8 @@ options and, per partition, (path or URL, RNTuple name, entry start, entry
 stop); never an open handle. Workers open files themselves (one handle per
 file and thread, kept for the next partitions of the same file).
 
-Building the graph reads each file's footer only (entry counts and cluster
-boundaries), in parallel on a thread pool, and the schema of the first file;
+Building the graph reads each file's metadata only (anchor, header, footer and
+page-list envelopes: entry counts and cluster boundaries; never page data), in parallel on a thread pool, and the schema of the first file;
 with ``open_files=False`` or with the steps given (uproot's
 ``{path: {"object_path": ..., "steps": [[start, stop], ...]}}``) it reads only
 the first file's schema.
