@@ -13,10 +13,11 @@ stop); never an open handle. Workers open files themselves (one handle per
 file and thread, kept for the next partitions of the same file).
 
 Building the graph reads each file's metadata only (anchor, header, footer and
-page-list envelopes: entry counts and cluster boundaries; never page data), in parallel on a thread pool, and the schema of the first file;
-with ``open_files=False`` or with the steps given (uproot's
+page-list envelopes: entry counts and cluster boundaries; never page data), in
+parallel on a thread pool, and the schema of the first file; with
+``open_files=False`` or with the steps or entry counts given (uproot's
 ``{path: {"object_path": ..., "steps": [[start, stop], ...]}}``) it reads only
-the first file's schema.
+the first file.
 """
 
 from __future__ import annotations
