@@ -7,9 +7,8 @@ import os
 import awkward as ak
 import numpy as np
 import pytest
-import uproot
-
 import rntuple
+import uproot
 from rntuple._dataset import plan_steps
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")

@@ -62,7 +62,7 @@ class Chain:
             if name is None:
                 names = f.rntuple_names()
                 if len(names) != 1:
-                    raise ValueError(f"{path}: {len(names)} RNTuples ({names}); choose one with {path}:NAME")
+                    raise ValueError(f"{path}: {len(names)} RNTuples ({names}); choose one with FILE:NAME")
                 name = names[0]
             ntuple = f[name]
         except BaseException:
@@ -242,4 +242,3 @@ def iterate(files: Any, expressions: Any = None, cut: str | None = None, *, unio
 def concatenate(files: Any, expressions: Any = None, cut: str | None = None, *, union: bool = False, **kwargs: Any):
     """All entries of the RNTuples of many files in one array, like ``uproot.concatenate``."""
     return Chain(files, union=union).arrays(expressions, cut, **kwargs)
-

@@ -32,7 +32,11 @@ class Join:
     """RNTuples side by side (see the module documentation)."""
 
     def __init__(
-        self, inputs: list[Any], names: list[str | None] | None = None, on: str | list[str] | None = None, **options: Any
+        self,
+        inputs: list[Any],
+        names: list[str | None] | None = None,
+        on: str | list[str] | None = None,
+        **options: Any,
     ) -> None:
         if len(inputs) < 2:
             raise ValueError("a join needs a primary and at least one auxiliary input")
@@ -115,7 +119,7 @@ class Join:
             step_size=step_size,
             report=True,
         ):
-            columns = {k: batch[k] for k in wanted[0]}
+            columns = {self._prefixed(0, k): batch[k] for k in wanted[0]}
             for i in range(1, len(self._chains)):
                 if index is None:
                     aux = self._chains[i].arrays(
@@ -176,4 +180,3 @@ def join(
     """A :class:`Join`: ``inputs[0]`` is the primary, the others auxiliaries (each any form of
     ``rntuple.iterate``'s ``files``, or a :class:`Chain`)."""
     return Join(inputs, names, on, **options)
-
