@@ -15,7 +15,17 @@ from typing import Any
 import awkward as ak
 import numpy as np
 
-from ._dataset import Report, concatenate_results, expand, from_awkward, group, plan_read, plan_steps, read
+from ._dataset import (
+    Report,
+    cluster_table,
+    concatenate_results,
+    expand,
+    from_awkward,
+    group,
+    plan_read,
+    plan_steps,
+    read,
+)
 from ._file import open as open_file
 from ._filters import Filter, make_filter
 from ._ntuple import RNTuple, _entry_range, _library
@@ -43,7 +53,8 @@ class Chain:
     def __init__(self, files: Any, *, union: bool = False, verify_checksums: bool = True, threads: int | None = None):
         self._specs = expand(files)
         self._union = union
-        self._options = {"verify_checksums": verify_checksums, "threads": threads}
+        self._verify = verify_checksums
+        self._threads = threads
         self._counts: list[int | None] = [None] * len(self._specs)
         self._schemas: list[dict[str, str] | None] = [None] * len(self._specs)
 
@@ -57,7 +68,7 @@ class Chain:
 
     def _open(self, i: int) -> tuple[Any, RNTuple]:
         path, name = self._specs[i]
-        f = open_file(path, **self._options)
+        f = open_file(path, verify_checksums=self._verify, threads=self._threads)
         try:
             if name is None:
                 names = f.rntuple_names()
@@ -147,11 +158,11 @@ class Chain:
         pieces). ``expressions`` and ``cut`` are field names or expressions (``_expr``).
         """
         lib = _library(library)
+        stop: int | None
         if (entry_start is not None and entry_start < 0) or (entry_stop is not None and entry_stop < 0):
             start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
         else:
-            start = entry_start or 0
-            stop = entry_stop
+            start, stop = entry_start or 0, entry_stop
         schema = self._schema() if self._union else None
         offset = 0
         for i in range(len(self._specs)):
@@ -169,8 +180,7 @@ class Chain:
                     if schema is None and i > 0:
                         self._check_against_first(i)
                     plan = plan_read(ntuple, expressions, cut, filter_name, filter_typename, filter_field)
-                    tops = [fld.name for fld in plan.fields]
-                    for a, b in plan_steps(ntuple.cluster_sizes(tops), lo, hi, step_size):
+                    for a, b in plan_steps(cluster_table(ntuple, plan, step_size), lo, hi, step_size):
                         batch = read(ntuple, plan, a, b, "ak" if schema else lib, offset + a, threads)
                         if schema is not None:
                             batch = from_awkward(_fill_missing(batch, schema, plan, filter_name), lib, offset + a)

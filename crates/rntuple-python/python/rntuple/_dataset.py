@@ -21,6 +21,7 @@ import awkward as ak
 import numpy as np
 import pyarrow as pa
 
+from . import _lib
 from ._filters import parse_memory_size
 from ._numpy import to_numpy_dict, to_pandas
 
@@ -157,7 +158,7 @@ def plan_steps(
     if isinstance(step_size, bool):
         raise TypeError(f"step_size must be a number of entries or a size like '100 MB', not {step_size!r}")
     by_entries = isinstance(step_size, int)
-    limit = step_size if by_entries else parse_memory_size(step_size)
+    limit = parse_memory_size(step_size)  # an int is itself (a number of entries)
     if limit <= 0:
         raise ValueError(f"step_size must be positive, not {step_size!r}")
     steps: list[tuple[int, int]] = []
@@ -183,6 +184,24 @@ def plan_steps(
     if lo >= 0:
         steps.append((lo, hi))
     return steps
+
+
+def cluster_table(ntuple: Any, plan: ReadPlan, step_size: int | str) -> list[tuple[int, int, float]]:
+    """``(first_entry, num_entries, bytes)`` per cluster of ``ntuple`` for ``plan_steps``: bytes of
+    the fields ``plan`` reads (``RNTuple.cluster_sizes``) when ``step_size`` is a memory size.
+
+    Where the footer's sizes cannot be had (a store ``inspect`` does not open), the bytes per
+    entry are measured on the first entries, as ``RNTuple.iterate`` does.
+    """
+    clusters = [(c.first_entry, c.num_entries) for c in ntuple.clusters]
+    if isinstance(step_size, int):
+        return [(a, n, 0.0) for a, n in clusters]
+    try:
+        return ntuple.cluster_sizes([f.name for f in plan.fields])
+    except (OSError, ValueError, _lib.RNTupleError):
+        target = parse_memory_size(step_size)
+        per_step = ntuple._step_entries(step_size, plan.fields, plan.paths, 0, ntuple.num_entries)
+        return [(a, n, n * target / per_step) for a, n in clusters]
 
 
 def _plain(text: str, known: set[str]) -> bool:

@@ -133,7 +133,7 @@ class Join:
             out = group(out, lib, how)
             yield (out, rep) if report else out
 
-    def _aux_lookup(self, i: int, fields: list[str]) -> tuple[ak.Array, dict[Any, int] | None, np.ndarray | None]:
+    def _aux_lookup(self, i: int, fields: list[str]) -> tuple[ak.Array, dict[Any, int] | None, Any]:
         """The auxiliary's fields and the map from index values to its entries."""
         on = self._on or []
         arrays = self._chains[i].arrays(list(dict.fromkeys(fields + on)))

@@ -207,6 +207,8 @@ class RNTuple:
         from . import _lib
 
         location = self._origin[0] if self._origin is not None else self._file_path
+        if location is None:
+            raise ValueError(f"{self!r} was not obtained from a file; its cluster sizes are not known")
         info = _lib.inspect(location, self.name, False)["rntuples"][0]
         total = sum(c["uncompressed"] for c in info["clusters"]) or 1
         wanted = None if fields is None else set(fields)
