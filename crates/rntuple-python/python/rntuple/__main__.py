@@ -100,8 +100,9 @@ def _draw(args: dict[str, Any]) -> None:
     from . import _draw
 
     start, stop = args["entries"] or (None, None)
+    sources = args["sources"]
     hist = _draw.draw(
-        args["source"],
+        sources[0] if len(sources) == 1 else sources,
         args["expression"],
         args["output"],
         cut=args["cut"],

@@ -496,15 +496,17 @@ class _RNTupleSource:
     """An RNTuple (for Parquet output): its top-level fields except projected ones."""
 
     def __init__(self, inputs: list[tuple[str, str]], step_size: int | str) -> None:
-        if len(inputs) > 1:
-            raise ConvertError("RNTuple -> Parquet takes one input; merge RNTuples with `rntuple merge` first")
+        from ._chain import Chain
+
         path, name = inputs[0]
         self.file = open_file(path)
         self.ntuple = self.file[name]
         self.name = name
         self.where = f"{path}:{name}"
         self.step_size = step_size
-        self.total = self.ntuple.num_entries
+        # Several inputs: their chain (the same fields in every one, else a SchemaMismatchError).
+        self.reader: Any = Chain(inputs) if len(inputs) > 1 else self.ntuple
+        self.total = self.reader.num_entries
         fields = [f for f in self.ntuple.fields if not f.projected]
         bad = [f.name for f in fields if not f.readable]
         if bad:
@@ -519,7 +521,7 @@ class _RNTupleSource:
 
     def batches(self) -> Iterator[tuple[pa.Table, int]]:
         wanted = set(self.fields)
-        for table in self.ntuple.iterate(
+        for table in self.reader.iterate(
             filter_field=lambda f: f.top_level and f.name in wanted, step_size=self.step_size, library="pa"
         ):
             yield table, table.num_rows

@@ -42,7 +42,6 @@ import numpy as np
 
 from ._convert import Progress, atomic_output
 from ._expr import FUNCTIONS, DrawError, Expression
-from ._file import open as open_file
 from ._ntuple import RNTuple
 
 __all__ = ["FUNCTIONS", "DrawError", "Histogram", "draw"]
@@ -135,29 +134,31 @@ def _select(values: Any, cut: Any, expr: Expression, cut_expr: Expression) -> An
     return values[cut]
 
 
-def _source(source: Any, name: str | None, verify_checksums: bool) -> tuple[RNTuple, Any]:
-    """(the RNTuple, the file to close or None)."""
+def _source(source: Any, name: str | None, verify_checksums: bool) -> tuple[RNTuple, Any, Any]:
+    """(the RNTuple whose fields the expressions use, the file to close or None, what to read:
+    that RNTuple, or the chain of several files)."""
+    from ._chain import Chain
+    from ._dataset import expand
+
     if isinstance(source, RNTuple):
-        return source, None
-    if not isinstance(source, str | os.PathLike):
-        raise TypeError(f"source must be 'FILE:NAME', a path (with name=...) or an RNTuple, not {source!r}")
-    text = os.fspath(source)
-    path = text
-    if name is None and not os.path.exists(text) and ":" in text:
-        path, _, name = text.rpartition(":")
-    if not os.path.exists(path):
-        raise FileNotFoundError(2, "no such file", path)
-    f = open_file(path, verify_checksums=verify_checksums)
+        return source, None, source
+    if isinstance(source, Chain):
+        chain = source
+    elif isinstance(source, str | os.PathLike) or isinstance(source, list | tuple | dict):
+        pairs = [(p, n if n is not None else name) for p, n in expand(source)]
+        chain = Chain(pairs, verify_checksums=verify_checksums)
+    else:
+        raise TypeError(
+            f"source must be 'FILE:NAME', a path (with name=...), a list or glob of them, "
+            f"a Chain or an RNTuple, not {source!r}"
+        )
     try:
-        if name is None:
-            names = f.rntuple_names()
-            if len(names) != 1:
-                raise DrawError(f"{path}: {len(names)} RNTuples ({names}); choose one with FILE:NAME")
-            name = names[0]
-        return f[name], f
-    except BaseException:
-        f.close()
-        raise
+        f, first = chain._open(0)
+    except ValueError as err:
+        raise DrawError(str(err)) from None
+    if len(chain.files) == 1:
+        return first, f, first
+    return first, f, chain
 
 
 def draw(
@@ -179,8 +180,10 @@ def draw(
 ) -> Histogram:
     """Histograms ``expression`` over the entries of an RNTuple (where ``cut`` holds) and writes a PNG.
 
-    ``source``: ``"file.root:Events"``, a path with ``name=``, or an
-    ``RNTuple``. ``output``: the PNG to write (needs matplotlib; ``None``
+    ``source``: ``"file.root:Events"``, a path with ``name=``, an
+    ``RNTuple``, or several files in any form of ``rntuple.iterate`` (a list, a
+    glob, ``{path: name}``, a ``Chain``): their chain is histogrammed.
+    ``output``: the PNG to write (needs matplotlib; ``None``
     only computes). ``bins``/``range``: as ``numpy.histogram`` (default
     range: smallest to largest value; then the data are read twice if they
     are too many to keep). See the module documentation for expressions.
@@ -197,10 +200,22 @@ def draw(
         range = (lo, hi)
     if output is not None:
         _need_matplotlib()
-    ntuple, file = _source(source, name, verify_checksums)
+    ntuple, file, reader = _source(source, name, verify_checksums)
     try:
         return _draw(
-            ntuple, expression, output, cut, int(bins), range, entry_start, entry_stop, step_size, title, logy, progress
+            ntuple,
+            expression,
+            output,
+            cut,
+            int(bins),
+            range,
+            entry_start,
+            entry_stop,
+            step_size,
+            title,
+            logy,
+            progress,
+            reader,
         )
     finally:
         if file is not None:
@@ -224,7 +239,10 @@ def _draw(
     title: str | None,
     logy: bool,
     progress: bool | None,
+    reader: Any = None,
 ) -> Histogram:
+    """``reader`` (default ``ntuple``): what is read, ``ntuple`` or a chain with its fields."""
+    reader = ntuple if reader is None else reader
     fields = {f.display_name: f for f in ntuple.fields if f.readable}
     expr = Expression(expression, "expression", set(fields))
     cut_expr = Expression(cut, "cut", set(fields)) if cut is not None else None
@@ -232,12 +250,12 @@ def _draw(
     if not needed:
         raise DrawError(f"expression {expression!r} uses no field")
     wanted = {fields[n].name for n in needed}
-    start, stop = _bounds(ntuple.num_entries, entry_start, entry_stop)
+    start, stop = _bounds(reader.num_entries, entry_start, entry_stop)
 
     def chunks() -> Iterator[np.ndarray]:
         bar = Progress(stop - start, "draw", enabled=progress)
         try:
-            for array in ntuple.iterate(
+            for array in reader.iterate(
                 filter_field=lambda f: f.top_level and f.name in wanted,
                 step_size=step_size,
                 entry_start=start,

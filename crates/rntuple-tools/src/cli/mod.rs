@@ -22,6 +22,7 @@ use rntuple::{RNTupleFile, ReadOptions};
 use serde_json::json;
 
 mod commands;
+mod inputs;
 mod registry;
 mod tools;
 mod usage;
@@ -157,7 +158,7 @@ fn draw_command(a: DrawArgs, verify: bool, root: &mut clap::Command) -> Dispatch
     Dispatch::Python(PythonCommand {
         name: "draw".into(),
         args: json!({
-            "source": a.source,
+            "sources": std::iter::once(a.source).chain(a.chain).collect::<Vec<_>>(),
             "expression": a.expression,
             "output": a.output,
             "cut": a.cut,
@@ -334,6 +335,11 @@ mod tests {
         let Dispatch::Python(p) = dispatch(argv) else { panic!("draw is Python's") };
         assert_eq!((&p.args["expression"], &p.args["output"]), (&json!("-abs(x * y)"), &json!("x.png")));
         assert_eq!(p.args["cut"], json!("-x > 1"));
+        // Several sources before the expression: the chain of them.
+        let argv = ["rntuple", "draw", "a*.root", "x", "-o", "x.png", "--chain", "b.root:E", "--chain", "c.root"];
+        let Dispatch::Python(p) = dispatch(argv) else { panic!("draw is Python's") };
+        assert_eq!(p.args["sources"], json!(["a*.root", "b.root:E", "c.root"]));
+        assert_eq!(p.args["expression"], json!("x"));
         let argv = ["rntuple", "convert", "a.root", "b.root:t", "out.root", "--no-progress", "-c", "zstd:7"];
         let Dispatch::Python(p) = dispatch(argv) else { panic!("convert is Python's") };
         assert_eq!(p.args["inputs"], json!(["a.root", "b.root:t"]));

@@ -97,7 +97,8 @@ pub(crate) enum Command {
         after_help = "examples:\n  \
                       rntuple draw nano.root:Events Muon_pt -o muon_pt.png\n  \
                       rntuple draw nano.root:Events 'sqrt(Muon_pt**2 + Muon_eta**2)' --cut 'nMuon >= 2' \
-                      --bins 50 --range 0 200 -o out.png"
+                      --bins 50 --range 0 200 -o out.png\n  \
+                      rntuple draw 'data/*.root:Events' MET_pt -o met.png --chain more.root   (one chain)"
     )]
     Draw(DrawArgs),
 }
@@ -106,10 +107,11 @@ pub(crate) enum Command {
 pub(crate) struct MergeArgs {
     /// The new file.
     pub out: std::path::PathBuf,
-    /// Input files, merged in this order.
+    /// Input files, merged in this order; globs (sorted) and ':NAME' allowed.
     #[arg(required = true)]
-    pub inputs: Vec<std::path::PathBuf>,
-    /// The RNTuple to merge (default: the only one of the first input).
+    pub inputs: Vec<String>,
+    /// The RNTuple to merge (default: the one the inputs name with ':NAME',
+    /// else the only one of the first input).
     #[arg(long)]
     pub name: Option<String>,
     /// How inputs with different fields are merged: strict (identical
@@ -189,9 +191,13 @@ pub(crate) struct ConvertArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct DrawArgs {
-    /// The file and its RNTuple (default: the only one).
+    /// The file (a quoted glob names several) and its RNTuple (default: the
+    /// only one); several files are histogrammed as one chain.
     #[arg(value_name = "FILE[:NAME]")]
     pub source: String,
+    /// More files (globs allowed), chained after FILE in this order.
+    #[arg(long, value_name = "FILE[:NAME]")]
+    pub chain: Vec<String>,
     /// Field or expression to histogram.
     // An expression may start with '-' ("-abs(x)"): accepted unless it is
     // an option of draw's.

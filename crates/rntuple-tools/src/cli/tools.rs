@@ -135,8 +135,10 @@ pub(crate) fn merge_files(a: MergeArgs, verify: bool, out: &mut dyn Write) -> Re
         Some(s) => Some(parse_compression(s).map_err(|e| Failure::usage(format!("{e}")))?),
         None => None,
     };
+    let inputs = super::inputs::expand(&a.inputs).map_err(Failure::error)?;
+    let name = super::inputs::common_name(&inputs, a.name.as_deref()).map_err(Failure::usage)?;
     let options = MergeOptions {
-        name: a.name.clone(),
+        name,
         mode,
         compression: compression_setting,
         verify_checksums: verify,
@@ -146,7 +148,7 @@ pub(crate) fn merge_files(a: MergeArgs, verify: bool, out: &mut dyn Write) -> Re
     };
     let interrupt = Interrupt::install();
     let bar = Bar::new(if a.quiet { When::Never } else { When::Terminal }, Some(interrupt.flag.clone()));
-    let inputs: Vec<&Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    let inputs: Vec<&Path> = inputs.iter().map(|(p, _)| p.as_path()).collect();
     let summary = match merge(&a.out, &inputs, &options, &bar) {
         Ok(s) => s,
         Err(e) if is_interrupted(&e) => return Err(Failure::interrupted("merge")),

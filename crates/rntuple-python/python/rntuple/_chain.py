@@ -1,0 +1,254 @@
+"""Datasets on one machine: ``iterate`` and ``concatenate`` over many files (as uproot's), chains
+(RNTuples one after the other) and joins (RNTuples side by side, or matched on index fields),
+after ROOT's ``RNTupleProcessor`` (``CreateChain``, ``CreateJoin``).
+
+Entry numbers are global over a chain: ``entry_start``/``entry_stop`` count from the first
+entry of the first file. A step never spans two files and follows the clusters
+(``_dataset.plan_steps``). Files are opened one at a time and closed when done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import awkward as ak
+import numpy as np
+
+from ._dataset import (
+    Report,
+    cluster_table,
+    concatenate_results,
+    expand,
+    from_awkward,
+    group,
+    plan_read,
+    plan_steps,
+    read,
+)
+from ._file import open as open_file
+from ._filters import Filter, make_filter
+from ._ntuple import RNTuple, _entry_range, _library
+
+__all__ = ["Chain", "SchemaMismatchError", "chain", "concatenate", "iterate"]
+
+
+class SchemaMismatchError(ValueError):
+    """Chained RNTuples whose fields differ (the message names the field and the files)."""
+
+
+def _top_fields(ntuple: RNTuple) -> dict[str, str]:
+    return {f.display_name: f.type_name for f in ntuple.fields if f.readable}
+
+
+class Chain:
+    """RNTuples one after the other, with global entry numbers (ROOT's ``RNTupleProcessor::CreateChain``).
+
+    ``files`` takes every form of ``rntuple.iterate``. The fields must agree between the
+    members (same top-level names and C++ types), else :class:`SchemaMismatchError` names the
+    first differing field and the two files; with ``union=True`` a field missing from some
+    members is read as None there (an option type).
+    """
+
+    def __init__(self, files: Any, *, union: bool = False, verify_checksums: bool = True, threads: int | None = None):
+        self._specs = expand(files)
+        self._union = union
+        self._verify = verify_checksums
+        self._threads = threads
+        self._counts: list[int | None] = [None] * len(self._specs)
+        self._schemas: list[dict[str, str] | None] = [None] * len(self._specs)
+
+    def __repr__(self) -> str:
+        return f"<Chain of {len(self._specs)} RNTuples>"
+
+    @property
+    def files(self) -> list[tuple[str, str | None]]:
+        """``(path or URL, RNTuple name or None)`` of the members, in order."""
+        return list(self._specs)
+
+    def _open(self, i: int) -> tuple[Any, RNTuple]:
+        path, name = self._specs[i]
+        f = open_file(path, verify_checksums=self._verify, threads=self._threads)
+        try:
+            if name is None:
+                names = f.rntuple_names()
+                if len(names) != 1:
+                    raise ValueError(f"{path}: {len(names)} RNTuples ({names}); choose one with FILE:NAME")
+                name = names[0]
+            ntuple = f[name]
+        except BaseException:
+            f.close()
+            raise
+        self._counts[i] = ntuple.num_entries
+        self._schemas[i] = _top_fields(ntuple)
+        return f, ntuple
+
+    def _members(self) -> Iterator[tuple[int, RNTuple]]:
+        for i in range(len(self._specs)):
+            f, ntuple = self._open(i)
+            with f:
+                yield i, ntuple
+
+    def _entry_counts(self) -> list[int]:
+        for i, count in enumerate(self._counts):
+            if count is None:
+                f, _ = self._open(i)
+                f.close()
+        return [c or 0 for c in self._counts]
+
+    @property
+    def num_entries(self) -> int:
+        """Entries of all members (opens each file once to read its footer)."""
+        return sum(self._entry_counts())
+
+    def __len__(self) -> int:
+        return self.num_entries
+
+    def _schema(self) -> dict[str, str]:
+        """Top-level field -> C++ type of the chain; checks that the members agree."""
+        self._entry_counts()
+        schemas = [s or {} for s in self._schemas]
+        out = dict(schemas[0])
+        for i, s in enumerate(schemas[1:], 1):
+            for name in [*out, *s]:
+                mine, theirs = out.get(name), s.get(name)
+                if mine is not None and theirs is not None and mine != theirs:
+                    self._mismatch(name, mine, 0, theirs, i)
+                if mine is None or theirs is None:
+                    if not self._union:
+                        self._mismatch(name, mine, 0, theirs, i)
+                    out.setdefault(name, theirs or "")
+        return out
+
+    def _mismatch(self, name: str, a: str | None, i: int, b: str | None, j: int) -> None:
+        def where(k: int, t: str | None) -> str:
+            return f"{self._specs[k][0]} ({t})" if t is not None else f"{self._specs[k][0]} (missing)"
+
+        hint = "" if a is not None and b is not None else "; pass union=True to read a missing field as None"
+        raise SchemaMismatchError(f"field {name!r} differs between chained files: {where(i, a)} vs {where(j, b)}{hint}")
+
+    def keys(self, filter_name: Filter = None) -> list[str]:
+        """Top-level field names (of all members with ``union=True``)."""
+        accept = make_filter(filter_name)
+        return [n for n in self._schema() if accept(n)]
+
+    def typenames(self) -> dict[str, str]:
+        return self._schema()
+
+    def iterate(
+        self,
+        expressions: str | list[str] | None = None,
+        cut: str | None = None,
+        *,
+        filter_name: Filter = None,
+        filter_typename: Filter = None,
+        filter_field: Callable[[Any], bool] | None = None,
+        entry_start: int | None = None,
+        entry_stop: int | None = None,
+        step_size: int | str = "100 MB",
+        library: str = "ak",
+        how: Any = None,
+        report: bool = False,
+        threads: int | None = None,
+    ) -> Iterator[Any]:
+        """Batches of consecutive entries (with ``report=True``: ``(batch, Report)`` pairs).
+
+        A batch never spans two files; steps align with clusters (``_dataset.plan_steps``:
+        whole clusters up to ``step_size`` entries or bytes, a larger cluster split in equal
+        pieces). ``expressions`` and ``cut`` are field names or expressions (``_expr``).
+        """
+        lib = _library(library)
+        stop: int | None
+        if (entry_start is not None and entry_start < 0) or (entry_stop is not None and entry_stop < 0):
+            start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
+        else:
+            start, stop = entry_start or 0, entry_stop
+        schema = self._schema() if self._union else None
+        offset = 0
+        for i in range(len(self._specs)):
+            if stop is not None and offset >= stop:
+                break
+            known = self._counts[i]
+            if known is not None and offset + known <= start:
+                offset += known
+                continue
+            f, ntuple = self._open(i)
+            with f:
+                n = ntuple.num_entries
+                lo, hi = max(0, start - offset), n if stop is None else min(n, stop - offset)
+                if lo < hi:
+                    if schema is None and i > 0:
+                        self._check_against_first(i)
+                    plan = plan_read(ntuple, expressions, cut, filter_name, filter_typename, filter_field)
+                    for a, b in plan_steps(cluster_table(ntuple, plan, step_size), lo, hi, step_size):
+                        batch = read(ntuple, plan, a, b, "ak" if schema else lib, offset + a, threads)
+                        if schema is not None:
+                            batch = from_awkward(_fill_missing(batch, schema, plan, filter_name), lib, offset + a)
+                        batch = group(batch, lib, how)
+                        yield (batch, Report(ntuple._file_path or "", ntuple.name, a, b, offset)) if report else batch
+            offset += n
+
+    def _check_against_first(self, i: int) -> None:
+        if self._schemas[0] is None:
+            f, _ = self._open(0)
+            f.close()
+        first, mine = self._schemas[0] or {}, self._schemas[i] or {}
+        for name in [*first, *mine]:
+            if first.get(name) != mine.get(name):
+                self._mismatch(name, first.get(name), 0, mine.get(name), i)
+
+    def arrays(self, expressions: str | list[str] | None = None, cut: str | None = None, **kwargs: Any) -> Any:
+        """All selected entries at once (the arguments of :meth:`iterate`, but ``step_size`` and
+        ``report``); equal to reading each member alone and concatenating."""
+        lib = _library(kwargs.get("library", "ak"))
+        how = kwargs.pop("how", None)
+        kwargs.setdefault("step_size", 1 << 62)
+        parts = list(self.iterate(expressions, cut, **kwargs))
+        if not parts:
+            kwargs.update(entry_start=0, entry_stop=0)
+            f, ntuple = self._open(0)
+            with f:
+                plan = plan_read(ntuple, expressions, cut, *(kwargs.get(k) for k in _FILTERS))
+                parts = [read(ntuple, plan, 0, 0, lib, 0)]
+        return group(concatenate_results(parts, lib), lib, how)
+
+
+_FILTERS = ("filter_name", "filter_typename", "filter_field")
+
+
+def _fill_missing(batch: ak.Array, schema: dict[str, str], plan: Any, filter_name: Filter) -> ak.Array:
+    """The union's fields of ``batch`` in the chain's order, those this member lacks as None."""
+    if plan.expressions is not None:
+        return batch
+    accept = make_filter(filter_name)
+    present = set(ak.fields(batch))
+    columns = {}
+    for name in schema:
+        if name in present:
+            columns[name] = batch[name]
+        elif accept(name):
+            index = ak.index.Index64(np.full(len(batch), -1, dtype=np.int64))
+            columns[name] = ak.Array(ak.contents.IndexedOptionArray(index, ak.contents.EmptyArray()))
+    return ak.Array(columns) if columns else batch
+
+
+def chain(files: Any, *, union: bool = False, verify_checksums: bool = True, threads: int | None = None) -> Chain:
+    """A :class:`Chain` of the RNTuples ``files`` names (any form of :func:`iterate`)."""
+    return Chain(files, union=union, verify_checksums=verify_checksums, threads=threads)
+
+
+def iterate(files: Any, expressions: Any = None, cut: str | None = None, *, union: bool = False, **kwargs: Any) -> Any:
+    """Iterates over the RNTuples of many files, like ``uproot.iterate``.
+
+    ``files``: a path or URL, a glob, a list of them, ``"f.root:Events"`` or
+    ``{path: "Events"}`` (``_dataset.expand``); the RNTuple is the one named, else the only
+    one in each file. Keyword arguments are those of :meth:`Chain.iterate`: ``filter_name``,
+    ``filter_typename``, ``filter_field``, ``entry_start``/``entry_stop`` (global entry
+    numbers), ``step_size`` (entries or ``"100 MB"``), ``library``, ``how``, ``report``.
+    """
+    return Chain(files, union=union).iterate(expressions, cut, **kwargs)
+
+
+def concatenate(files: Any, expressions: Any = None, cut: str | None = None, *, union: bool = False, **kwargs: Any):
+    """All entries of the RNTuples of many files in one array, like ``uproot.concatenate``."""
+    return Chain(files, union=union).arrays(expressions, cut, **kwargs)

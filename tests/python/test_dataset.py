@@ -1,0 +1,172 @@
+"""rntuple.iterate / rntuple.concatenate over many files, against per-file reads and uproot."""
+
+from __future__ import annotations
+
+import os
+
+import awkward as ak
+import numpy as np
+import pytest
+import rntuple
+import uproot
+from rntuple._dataset import plan_steps
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data")
+MULTI = os.path.join(DATA, "test_index_multicluster_rntuple_v1-0-0-0.root")
+
+# (file, entries per cluster): three files, 3 + 2 + 4 clusters.
+LAYOUT = [[40, 40, 20], [50, 30], [10, 25, 25, 40]]
+
+
+def _events(seed: int, n: int) -> ak.Array:
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 4, n)
+    return ak.Array(
+        {
+            "event": np.arange(seed * 1000, seed * 1000 + n, dtype=np.int64),
+            "x": rng.normal(size=n),
+            "jets": ak.unflatten(rng.normal(size=int(counts.sum())).astype(np.float32), counts),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    root = tmp_path_factory.mktemp("dataset")
+    paths = []
+    for i, clusters in enumerate(LAYOUT):
+        path = str(root / f"part{i}.root")
+        data = _events(i + 1, sum(clusters))
+        with rntuple.recreate(path) as f, f.mkrntuple("Events", data[:0]) as w:
+            at = 0
+            for n in clusters:
+                w.extend(data[at : at + n])
+                w.commit_cluster()
+                at += n
+        paths.append(path)
+    return paths
+
+
+def _per_file(paths: list[str], **kwargs: object) -> ak.Array:
+    parts = []
+    for p in paths:
+        with rntuple.open(p) as f:
+            parts.append(f["Events"].arrays(**kwargs))
+    return ak.concatenate(parts)
+
+
+def test_files_are_multi_cluster(dataset: list[str]) -> None:
+    for path, clusters in zip(dataset, LAYOUT, strict=True):
+        with rntuple.open(path) as f:
+            assert [c.num_entries for c in f["Events"].clusters] == clusters
+
+
+def test_concatenate_equals_per_file_reads_and_uproot(dataset: list[str]) -> None:
+    ours = rntuple.concatenate(dataset)
+    assert ours.to_list() == _per_file(dataset).to_list()
+    theirs = uproot.concatenate([f"{p}:Events" for p in dataset])
+    assert ours.to_list() == theirs.to_list()
+    assert str(ours.type) == str(theirs.type)
+    assert len(ours) == sum(map(sum, LAYOUT))
+
+
+def test_forms_of_files(dataset: list[str], tmp_path: object) -> None:
+    folder = os.path.dirname(dataset[0])
+    want = rntuple.concatenate(dataset, filter_name="event")["event"].to_list()
+    assert rntuple.concatenate(os.path.join(folder, "part*.root"), filter_name="event")["event"].to_list() == want
+    assert rntuple.concatenate(os.path.join(folder, "part*.root:Events"), "event")["event"].to_list() == want
+    assert rntuple.concatenate({p: "Events" for p in dataset}, "event")["event"].to_list() == want
+    with pytest.raises(FileNotFoundError):
+        rntuple.concatenate(os.path.join(folder, "nothing*.root"))
+
+
+def test_steps_align_with_clusters(dataset: list[str]) -> None:
+    # Whole clusters while they fit in 60 entries, never across a file:
+    # 40 | 40+20 ; 50 | 30 ; 10+25+25 | 40.
+    got = [(r.file_path, r.entry_start, r.entry_stop) for _, r in rntuple.iterate(dataset, step_size=60, report=True)]
+    want = [
+        (dataset[0], 0, 40),
+        (dataset[0], 40, 100),
+        (dataset[1], 0, 50),
+        (dataset[1], 50, 80),
+        (dataset[2], 0, 60),
+        (dataset[2], 60, 100),
+    ]
+    assert got == want
+    # A cluster bigger than the step is split into the fewest equal pieces.
+    assert plan_steps([(0, 100, 0.0)], 0, 100, 30) == [(0, 25), (25, 50), (50, 75), (75, 100)]
+    assert plan_steps([(0, 10, 0.0), (10, 10, 0.0)], 5, 15, 100) == [(5, 15)]
+
+
+def test_step_size_in_bytes_uses_cluster_sizes(tmp_path: object) -> None:
+    path = os.path.join(str(tmp_path), "fixed.root")
+    with rntuple.recreate(path) as f, f.mkrntuple("Events", {"x": np.zeros(0)}) as w:
+        for n in (40, 40, 20):
+            w.extend({"x": np.arange(n, dtype=np.float64)})
+            w.commit_cluster()
+    with rntuple.open(path) as f:
+        sizes = f["Events"].cluster_sizes(["x"])
+    # 8 bytes per entry of x in memory.
+    assert [(a, n, round(b)) for a, n, b in sizes] == [(0, 40, 320), (40, 40, 320), (80, 20, 160)]
+    steps = [len(b) for b in rntuple.iterate(path, "x", step_size="600 B")]
+    assert steps == [40, 60]  # 320 + 320 > 600; 320 + 160 fits
+    steps = [len(b) for b in rntuple.iterate(path, "x", step_size="700 B")]
+    assert steps == [80, 20]
+    steps = [len(b) for b in rntuple.iterate(path, "x", step_size="300 B")]
+    assert steps == [20, 20, 20, 20, 20]  # a cluster over the step: the fewest equal pieces
+
+
+def test_global_entry_range_and_report(dataset: list[str]) -> None:
+    everything = _per_file(dataset)
+    got = rntuple.concatenate(dataset, entry_start=70, entry_stop=190)
+    assert got.to_list() == everything[70:190].to_list()
+    reports = [r for _, r in rntuple.iterate(dataset, entry_start=70, entry_stop=190, report=True)]
+    assert [(r.global_entry_start, r.global_entry_stop) for r in reports] == [(70, 100), (100, 180), (180, 190)]
+    assert [(r.tree_entry_start, r.tree_entry_stop, r.global_offset) for r in reports] == [
+        (70, 100, 0),
+        (0, 80, 100),
+        (0, 10, 180),
+    ]
+    assert reports[0].object_path == "Events" and reports[1].file_path == dataset[1]
+    assert rntuple.concatenate(dataset, entry_start=-5).to_list() == everything[-5:].to_list()
+
+
+def test_iterate_batches_match_uproot(dataset: list[str]) -> None:
+    ours = ak.concatenate(list(rntuple.iterate(dataset, ["x", "jets"], step_size=45)))
+    theirs = ak.concatenate(list(uproot.iterate([f"{p}:Events" for p in dataset], ["x", "jets"], step_size=45)))
+    assert ours.to_list() == theirs.to_list()
+
+
+def test_libraries_and_how(dataset: list[str]) -> None:
+    np_ = rntuple.concatenate(dataset, ["event", "x"], library="np")
+    assert np_["event"].tolist() == _per_file(dataset)["event"].to_list()
+    pd_ = rntuple.concatenate(dataset, ["event", "x"], library="pd")
+    assert list(pd_.index) == list(range(280))  # global entry numbers, as uproot's
+    assert pd_["x"].tolist() == np_["x"].tolist()
+    pa_ = rntuple.concatenate(dataset, "x", library="pa")
+    assert pa_.column("x").to_pylist() == np_["x"].tolist()
+    event, x = rntuple.concatenate(dataset, ["event", "x"], how=tuple)
+    assert event.to_list() == np_["event"].tolist() and x.to_list() == np_["x"].tolist()
+
+
+def test_expressions_and_cut(dataset: list[str]) -> None:
+    everything = _per_file(dataset)
+    got = rntuple.concatenate(dataset, ["x * 2", "len(jets)"], cut="event % 2 == 0")
+    keep = everything[everything.event % 2 == 0]
+    assert ak.fields(got) == ["x * 2", "len(jets)"]
+    assert got["x * 2"].to_list() == (keep.x * 2).to_list()
+    assert got["len(jets)"].to_list() == ak.num(keep.jets).to_list()
+    with pytest.raises(rntuple.DrawError, match="no field 'nope'"):
+        rntuple.concatenate(dataset, ["nope + 1"])
+
+
+def test_bundled_multicluster_file_against_uproot() -> None:
+    ours = rntuple.concatenate([MULTI, MULTI])
+    theirs = uproot.concatenate([f"{MULTI}:ntuple", f"{MULTI}:ntuple"])
+    assert ours.to_list() == theirs.to_list()
+    with rntuple.open(MULTI) as f:
+        clusters = f[f.rntuple_names()[0]].clusters
+    assert len(clusters) > 1
+    steps = [(r.entry_start, r.entry_stop) for _, r in rntuple.iterate(MULTI, step_size=1, report=True)]
+    bounds = {c.first_entry for c in clusters}
+    assert {a for a, _ in steps} >= bounds  # every cluster starts a step
