@@ -151,13 +151,27 @@ def _source(source: Any, name: str | None, verify_checksums: bool) -> tuple[RNTu
     try:
         if name is None:
             names = f.rntuple_names()
+            if not names:
+                raise DrawError(f"{path}: {_no_rntuple(f)}")
             if len(names) != 1:
                 raise DrawError(f"{path}: {len(names)} RNTuples ({names}); choose one with FILE:NAME")
             name = names[0]
-        return f[name], f
+        try:
+            return f[name], f
+        except TypeError as err:  # another class under that name (a TTree)
+            raise DrawError(f"{path}: {err}; convert a TTree first: rntuple convert {path}:{name} out.root") from None
     except BaseException:
         f.close()
         raise
+
+
+def _no_rntuple(f: Any) -> str:
+    """What a file without RNTuples holds, and what to do."""
+    found = [f"{cls} '{key}'" for key, cls in f.classnames(cycle=False).items()]
+    if not found:
+        return "the file holds no RNTuple (and no other object)"
+    hint = "; convert a TTree first: rntuple convert FILE out.root" if "TTree" in f.classnames().values() else ""
+    return f"the file holds no RNTuple, only {', '.join(found)}{hint}"
 
 
 def draw(
