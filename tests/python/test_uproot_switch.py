@@ -18,10 +18,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+import rntuple
 import uproot
 from conftest import DATA, root_python
-
-import rntuple
 
 MUONS = os.path.join(DATA, "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root")
 

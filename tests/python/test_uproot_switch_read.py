@@ -14,10 +14,9 @@ import pickle
 import awkward as ak
 import numpy as np
 import pytest
+import rntuple
 import uproot
 from conftest import DATA
-
-import rntuple
 from rntuple._expressions import compile_selection
 
 MUONS = os.path.join(DATA, "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root")

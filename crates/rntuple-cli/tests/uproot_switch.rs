@@ -30,7 +30,7 @@ fn show_and_dump_on_a_ttree_file_say_what_was_found_and_what_to_do() {
         let err = text(&o.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("no RNTuple") && err.contains("TTree 'Events'"), "{err}");
-        assert!(err.contains("rntuple convert"), "{err}");
+        assert!(err.contains(&format!("rntuple convert {file} out.root")), "{err}");
         assert!(o.stdout.is_empty());
     }
     let target = format!("{file}:Events");
@@ -39,7 +39,8 @@ fn show_and_dump_on_a_ttree_file_say_what_was_found_and_what_to_do() {
         assert_eq!(o.status.code(), Some(1), "{cmd}");
         let err = text(&o.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("'Events' is a TTree, not an RNTuple") && err.contains("rntuple convert"), "{err}");
+        assert!(err.contains("'Events' is a TTree, not an RNTuple"), "{err}");
+        assert!(err.contains(&format!("rntuple convert {target} out.root")), "{err}");
     }
 }
 

@@ -152,7 +152,7 @@ def _source(source: Any, name: str | None, verify_checksums: bool) -> tuple[RNTu
         if name is None:
             names = f.rntuple_names()
             if not names:
-                raise DrawError(f"{path}: {_no_rntuple(f)}")
+                raise DrawError(f"{path}: {_no_rntuple(f, path)}")
             if len(names) != 1:
                 raise DrawError(f"{path}: {len(names)} RNTuples ({names}); choose one with FILE:NAME")
             name = names[0]
@@ -165,12 +165,13 @@ def _source(source: Any, name: str | None, verify_checksums: bool) -> tuple[RNTu
         raise
 
 
-def _no_rntuple(f: Any) -> str:
+def _no_rntuple(f: Any, path: str) -> str:
     """What a file without RNTuples holds, and what to do."""
     found = [f"{cls} '{key}'" for key, cls in f.classnames(cycle=False).items()]
     if not found:
         return "the file holds no RNTuple (and no other object)"
-    hint = "; convert a TTree first: rntuple convert FILE out.root" if "TTree" in f.classnames().values() else ""
+    is_tree = "TTree" in f.classnames().values()
+    hint = f"; convert a TTree first: rntuple convert {path} out.root" if is_tree else ""
     return f"the file holds no RNTuple, only {', '.join(found)}{hint}"
 
 

@@ -10,7 +10,9 @@ The data are converted to Arrow record batches here and written by the Rust
 engine (``rntuple::write``) with the GIL released.
 
 A file is complete only when it is closed: until then it starts with a
-placeholder instead of a ROOT file header. An exception that leaves the
+placeholder instead of a ROOT file header. A file nobody closed is closed
+(completed) when it is garbage-collected and, as uproot's files are, at the
+normal end of the interpreter (``atexit``). An exception that leaves the
 file's ``with`` block abandons the file (it stays incomplete: ROOT, uproot and
 ``rntuple.open`` refuse it); an exception that leaves an RNTuple writer's
 ``with`` block abandons that RNTuple (it will not be in the file).
@@ -345,8 +347,9 @@ class WritableFile:
     ``file["Events"] = data`` writes an RNTuple in one go;
     ``file.mkrntuple("Events", schema_or_data, **options)`` returns an
     ``RNTupleWriter`` to fill batch by batch. The file is complete when it is
-    closed (``close()`` or the end of its ``with`` block), which also closes
-    the RNTuple writers still open. An exception that leaves the ``with`` block
+    closed (``close()``, the end of its ``with`` block, its garbage collection
+    or the interpreter's normal exit), which also closes the RNTuple writers
+    still open. An exception that leaves the ``with`` block
     abandons the file instead: it keeps a placeholder header and every reader
     (ROOT, uproot, ``rntuple.open``) refuses it as not completed.
     """

@@ -23,20 +23,22 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
                 None => f.rntuple_names().map_err(|e| e.to_string())?,
             };
             if names.is_empty() {
-                return Err(Failure::error(format!("{path}: {}", other_objects(&f))));
+                return Err(Failure::error(format!("{path}: {}", other_objects(&f, &path))));
             }
             for n in names {
-                let nt = f.rntuple(&n).map_err(|e| format!("{path}:{n}: {}", not_an_rntuple(&f, &n, e.to_string())))?;
+                let nt = f
+                    .rntuple(&n)
+                    .map_err(|e| format!("{path}:{n}: {}", not_an_rntuple(&f, &path, &n, e.to_string())))?;
                 term::show(&nt, out)?;
             }
         }
         Command::Dump { target, entries, fields } => {
             let (path, name) = split_target(&target);
             let f = open(&path, verify)?;
-            let name = pick_name(&f, name).map_err(|e| format!("{path}: {e}"))?;
+            let name = pick_name(&f, &path, name).map_err(|e| format!("{path}: {e}"))?;
             let nt = f
                 .rntuple(&name)
-                .map_err(|e| format!("{path}:{name}: {}", not_an_rntuple(&f, &name, e.to_string())))?;
+                .map_err(|e| format!("{path}:{name}: {}", not_an_rntuple(&f, &path, &name, e.to_string())))?;
             let (start, stop) = slice_bounds(entries.unwrap_or((None, None)), nt.num_entries());
             let names: Vec<&str> = fields.iter().map(|s| s.as_str()).collect();
             let sel = if names.is_empty() { None } else { Some(names.as_slice()) };

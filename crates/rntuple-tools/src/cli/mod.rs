@@ -233,40 +233,40 @@ fn slice_bounds((start, stop): registry::Slice, n: u64) -> (u64, u64) {
 }
 
 /// What the file holds instead of an RNTuple, for the messages that say so.
-fn other_objects(file: &RNTupleFile) -> String {
+fn other_objects(file: &RNTupleFile, path: &str) -> String {
     let keys = file.keys().unwrap_or_default();
     let found: Vec<String> = keys.iter().map(|k| format!("{} '{}'", k.class_name, k.path)).collect();
     if found.is_empty() {
         return "the file holds no RNTuple (and no other object)".into();
     }
     let hint = if keys.iter().any(|k| k.class_name == "TTree") {
-        "; convert a TTree first: rntuple convert FILE out.root"
+        format!("; convert a TTree first: rntuple convert {path} out.root")
     } else {
-        ""
+        String::new()
     };
     format!("the file holds no RNTuple, only {}{hint}", found.join(", "))
 }
 
 /// Why `name` is not an RNTuple of `file`: names the class found under it.
-fn not_an_rntuple(file: &RNTupleFile, name: &str, error: String) -> String {
+fn not_an_rntuple(file: &RNTupleFile, path: &str, name: &str, error: String) -> String {
     let keys = file.keys().unwrap_or_default();
     match keys.iter().find(|k| k.path == name && k.class_name != "ROOT::RNTuple") {
-        Some(k) if k.class_name == "TTree" => format!(
-            "'{name}' is a TTree, not an RNTuple; convert it first: rntuple convert FILE:{name} out.root"
-        ),
+        Some(k) if k.class_name == "TTree" => {
+            format!("'{name}' is a TTree, not an RNTuple; convert it first: rntuple convert {path}:{name} out.root")
+        }
         Some(k) => format!("'{name}' is a {}, not an RNTuple", k.class_name),
         None => error,
     }
 }
 
-fn pick_name(file: &RNTupleFile, name: Option<String>) -> Result<String, String> {
+fn pick_name(file: &RNTupleFile, path: &str, name: Option<String>) -> Result<String, String> {
     if let Some(n) = name {
         return Ok(n);
     }
     let names = file.rntuple_names().map_err(|e| e.to_string())?;
     match names.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(other_objects(file)),
+        [] => Err(other_objects(file, path)),
         many => Err(format!("the file holds several RNTuples ({}); name one as FILE:NAME", many.join(", "))),
     }
 }
