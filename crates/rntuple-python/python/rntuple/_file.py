@@ -45,7 +45,7 @@ def _reopen_file(location: str, options: dict[str, Any]) -> File:
 
 
 def _reopen_rntuple(location: str, name: str, options: dict[str, Any]) -> RNTuple:
-    return File(location, **options)[name]
+    return File(location, **options)._rntuple(name)
 
 
 def _reduce_rntuple(ntuple: RNTuple) -> tuple[Any, ...]:
@@ -201,7 +201,10 @@ class File:
         if where not in self:
             split = self._split_field(where)
             if split is not None:
-                return self[split[0]][split[1]]
+                return self._rntuple(split[0])[split[1]]
+        return self._rntuple(where)
+
+    def _rntuple(self, where: str) -> RNTuple:
         path, classname, number = self._find(where)
         if classname != RNTUPLE_CLASS:
             raise TypeError(
