@@ -178,8 +178,9 @@ def _alias_order(parsed: dict[str, Expression]) -> list[str]:
     return order
 
 
-def unknown_name_error(name: str, known: list[str], what: str, where: str = "") -> KeyError:
-    """A short ``KeyError`` for an unknown ``name``: the closest known names, not all of them."""
+def unknown_name_error(name: str, known: list[str], what: str, where: str = "", head: str | None = None) -> KeyError:
+    """A short ``KeyError`` for an unknown ``name``: the closest known names, not all of them.
+    The message starts ``no {what} {name!r}{where}`` (or ``head``)."""
     import difflib
 
     close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
@@ -187,4 +188,4 @@ def unknown_name_error(name: str, known: list[str], what: str, where: str = "") 
         lowered = name.lower()
         close = [k for k in known if lowered in k.lower()][:5]
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else f" ({len(known)} {what}s)"
-    return KeyError(f"no {what} {name!r}{where}{hint}")
+    return KeyError(f"{head or f'no {what} {name!r}{where}'}{hint}")

@@ -182,7 +182,9 @@ class File:
         path = _normalize(path)
         candidates = [k for k in self._all_keys() if k[0] == path and (number is None or k[2] == number)]
         if not candidates:
-            raise unknown_name_error(where, self.keys(cycle=False), "key", f" in {self._path!r}")
+            raise unknown_name_error(
+                where, self.keys(cycle=False), "key", head=f"{where!r} not found in {self._path!r}"
+            )
         return max(candidates, key=lambda k: k[2])
 
     def _split_field(self, where: str) -> tuple[str, str] | None:
