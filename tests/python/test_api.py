@@ -206,8 +206,8 @@ def test_rntuple_metadata() -> None:
     nt = rntuple.open(_data("test_int_vfloat_tlv_vtlv_rntuple_v1-0-0-0.root"))["ntuple"]
     assert nt.name == "ntuple"
     assert len(nt) == nt.num_entries == 5
-    assert nt.keys() == ["one_integers", "two_v_floats", "three_LV", "four_v_LVs"]
-    assert nt.keys(filter_name="*_v_*") == ["two_v_floats", "four_v_LVs"]
+    assert nt.keys(recursive=False) == ["one_integers", "two_v_floats", "three_LV", "four_v_LVs"]
+    assert nt.keys(filter_name="*_v_*", recursive=False) == ["two_v_floats", "four_v_LVs"]
     assert "three_LV.pt" in nt.keys(recursive=True)
     assert "one_integers" in nt and "pt" not in nt
     assert isinstance(nt.typenames()["two_v_floats"], str)

@@ -427,5 +427,6 @@ def test_recursive_keys_like_uproot(path: Path, name: str) -> None:
     ours = rntuple.open(path)[name]
     theirs = uproot.open(path)[name]
     assert ours.keys(recursive=True) == theirs.keys()
-    assert ours.keys() == theirs.keys(recursive=False)
+    assert ours.keys(recursive=False) == theirs.keys(recursive=False)
+    assert ours.keys() == theirs.keys()  # recursive by default, as uproot's
     assert ours.typenames(recursive=True) == theirs.typenames()

@@ -74,7 +74,7 @@ def index32_file(tmp_path_factory) -> Path:
         "c": np.array([-1, 1, 65], np.int8),
     }
     with rntuple.recreate(path, index32=True) as f:
-        f.mkrntuple("t", data, types={"c": "char"}).extend(data)
+        f.mkrntuple("t", data, types={"c": "char"})
     return path
 
 
@@ -123,7 +123,7 @@ def test_type_version_and_checksum_reach_root(tmp_path: Path) -> None:
     data = ak.Array([{"k": {"a": 1, "b": 2.5}}, {"k": {"a": 2, "b": 3.5}}])
     types = {"k": {"type": "Klass", "type_version": 3, "type_checksum": 840875}}
     with rntuple.recreate(path) as f:
-        f.mkrntuple("nt", data, types=types).extend(data)
+        f.mkrntuple("nt", data, types=types)
     ours = rntuple.open(path)["nt"]["k"]
     assert (ours.type_name, ours.type_version, ours.type_checksum) == ("Klass", 3, 840875)
     info = _lib.File(str(path)).rntuple("nt").fields()[0]

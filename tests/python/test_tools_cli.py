@@ -322,7 +322,6 @@ def ours(tmp_path_factory) -> dict[str, str]:
         path = str(d / f"{key}.root")
         with rntuple.recreate(path, compression=compression) as f:
             with f.mkrntuple("Events", events(first, n // 2, extra), representations=reps, **SMALL) as w:
-                w.extend(events(first, n // 2, extra))
                 w.extend(events(first + n // 2, n - n // 2, extra))
         files[key] = path
     return files

@@ -187,7 +187,7 @@ def written(tmp_path_factory):
     for label, compression in COMPRESSIONS.items():
         path = os.path.join(directory, f"supported_{label}.root")
         with rntuple.recreate(path, compression=compression, **SMALL) as f:
-            with f.mkrntuple("Events", data, types=types, representations=reps) as w:
+            with f.mkrntuple("Events", rntuple.schema_of(data), types=types, representations=reps) as w:
                 for a, b in [(0, 700), (700, 701), (701, N)]:
                     w.extend({k: v[a:b] for k, v in data.items()})
         paths[label] = path

@@ -140,14 +140,13 @@ def written(tmp_path_factory):
         data = src.arrays(regular)
         imp = os.path.join(directory, "importer.root")
         with rntuple.recreate(imp) as f:
-            with f.mkrntuple("Events", data, projections=importer_projections(src)) as w:
-                w.extend(data)
+            f.mkrntuple("Events", data, projections=importer_projections(src)).close()
         syn, projections, types = synthetic(N)
         matrix = []
         for compression in (505, 0):
             path = os.path.join(directory, f"matrix_c{compression}.root")
             with rntuple.recreate(path, compression=compression, **SMALL) as f:
-                with f.mkrntuple("Events", syn, types=types, projections=projections) as w:
+                with f.mkrntuple("Events", rntuple.schema_of(syn), types=types, projections=projections) as w:
                     for a, b in [(0, 1), (1, 500), (500, N)]:
                         w.extend({k: v[a:b] for k, v in syn.items()})
             matrix.append(path)
@@ -319,9 +318,7 @@ def test_wrong_projections_are_refused(tmp_path):
             f.mkrntuple("t", data, projections={"y": ("float", "x", "extra")})
         with pytest.raises(TypeError, match="projections maps"):
             f.mkrntuple("t", data, projections=[("y", "x")])
-        f.mkrntuple("t", data, projections={"y": "x", "n": ("ROOT::RNTupleCardinality<std::uint64_t>", "v")}).extend(
-            data
-        )
+        f.mkrntuple("t", data, projections={"y": "x", "n": ("ROOT::RNTupleCardinality<std::uint64_t>", "v")})
     r = rntuple.open(path)
     assert r.rntuple_names() == ["t"], "refused writers leave no RNTuple"
     assert ak.to_list(r["t"].arrays(["y", "n"])) == [{"y": 0, "n": 1}, {"y": 1, "n": 0}, {"y": 2, "n": 2}]

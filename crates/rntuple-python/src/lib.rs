@@ -5,6 +5,7 @@
 
 mod attrs;
 mod nulls;
+mod readat;
 mod schema;
 mod tools;
 mod write;
@@ -199,6 +200,7 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     write::add_write_error(m)?;
     m.add_function(wrap_pyfunction!(write::compression_setting, m)?)?;
     m.add_function(wrap_pyfunction!(nulls::null_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(readat::open_reader, m)?)?;
     m.add_function(wrap_pyfunction!(nulls::tighten_schema, m)?)?;
     tools::register(m)?;
     attrs::register(m)?;

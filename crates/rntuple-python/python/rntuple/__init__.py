@@ -45,7 +45,7 @@ _LAZY = {
     "_file": ("File", "open"),
     "_ntuple": ("Cluster", "Column", "RNTuple"),
     "_tools": ("FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "verify"),
-    "_write": ("RNTupleWriter", "WritableFile", "compression_setting", "recreate"),
+    "_write": ("RNTupleWriter", "WritableFile", "compression_setting", "recreate", "schema_of"),
     "integrations.dask": ("dask",),
 }
 _ORIGIN = {name: module for module, names in _LAZY.items() for name in names}
@@ -109,5 +109,6 @@ __all__ = [
     "merge",
     "open",
     "recreate",
+    "schema_of",
     "verify",
 ]

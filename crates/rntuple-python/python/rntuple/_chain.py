@@ -37,6 +37,16 @@ class SchemaMismatchError(ValueError):
     """Chained RNTuples whose fields differ (the message names the field and the files)."""
 
 
+def no_rntuple(f: Any, path: str) -> str:
+    """What a file without RNTuples holds, and what to do."""
+    found = [f"{cls} '{key}'" for key, cls in f.classnames(cycle=False).items()]
+    if not found:
+        return "the file holds no RNTuple (and no other object)"
+    is_tree = "TTree" in f.classnames().values()
+    hint = f"; convert a TTree first: rntuple convert {path} out.root" if is_tree else ""
+    return f"the file holds no RNTuple, only {', '.join(found)}{hint}"
+
+
 def _top_fields(ntuple: RNTuple) -> dict[str, str]:
     return {f.display_name: f.type_name for f in ntuple.fields if f.readable}
 
@@ -72,10 +82,17 @@ class Chain:
         try:
             if name is None:
                 names = f.rntuple_names()
+                if not names:
+                    raise ValueError(f"{path}: {no_rntuple(f, path)}")
                 if len(names) != 1:
                     raise ValueError(f"{path}: {len(names)} RNTuples ({names}); choose one with FILE:NAME")
                 name = names[0]
-            ntuple = f[name]
+            try:
+                ntuple = f[name]
+            except TypeError as err:  # another class under that name (a TTree)
+                raise ValueError(
+                    f"{path}: {err}; convert a TTree first: rntuple convert {path}:{name} out.root"
+                ) from None
         except BaseException:
             f.close()
             raise

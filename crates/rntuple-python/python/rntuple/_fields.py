@@ -20,7 +20,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._lib import FieldInfo
@@ -66,6 +66,37 @@ class Field:
     parent: Field | None = field(default=None, repr=False)
     display_name: str = ""
     """The name uproot gives this field (see the module documentation)."""
+    _ntuple: Any = field(default=None, repr=False)
+    """The RNTuple it was obtained from (``ntuple[name]``), for :meth:`array`."""
+
+    def array(
+        self,
+        entry_start: int | None = None,
+        entry_stop: int | None = None,
+        *,
+        library: str = "ak",
+        threads: int | None = None,
+    ) -> Any:
+        """Reads this field alone (uproot's ``ntuple["run"].array()``): an awkward array, or with
+        ``library="np"`` a numpy array."""
+        if self._ntuple is None:
+            raise ValueError(f"field {self.path!r} was not obtained from an RNTuple (ntuple[name]); it cannot read")
+        path = self.display_path
+        if path is None:
+            raise ValueError(f"field {self.path!r} has no name of its own (an item or base class); read its parent")
+        if library not in ("ak", "awkward", "np", "numpy"):
+            raise ValueError(f"library must be 'ak' or 'np' for Field.array(), not {library!r}")
+        records = self._ntuple.arrays(
+            filter_field=lambda f: f is self, entry_start=entry_start, entry_stop=entry_stop, threads=threads
+        )
+        out = records
+        for part in path.split("."):
+            out = out[part]
+        if library in ("np", "numpy"):
+            from ._numpy import _field_to_numpy
+
+            return _field_to_numpy(out)
+        return out
 
     @property
     def top_level(self) -> bool:

@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _lib
+from ._expressions import unknown_name_error
+from ._fields import Field
 from ._filters import Filter, make_filter
 from ._ntuple import RNTuple
 
@@ -43,7 +45,7 @@ def _reopen_file(location: str, options: dict[str, Any]) -> File:
 
 
 def _reopen_rntuple(location: str, name: str, options: dict[str, Any]) -> RNTuple:
-    return File(location, **options)[name]
+    return File(location, **options)._rntuple(name)
 
 
 def _reduce_rntuple(ntuple: RNTuple) -> tuple[Any, ...]:
@@ -76,12 +78,18 @@ class File:
     """
 
     def __init__(self, path: str | os.PathLike[str], verify_checksums: bool = True, threads: int | None = None) -> None:
-        self._path = os.fspath(path)
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 0):
             raise ValueError(f"threads must be None, 0 (one per core) or a positive number, not {threads!r}")
-        self._inner: _lib.File | None = _lib.File(self._path, verify_checksums, threads or 0)
-        # What a pickle holds: enough to open the same file elsewhere.
-        self._location = _location(self._path)
+        if _is_file_like(path):
+            # Read through the object's seek/read, as the reader asks (_lib.open_reader, src/readat.rs).
+            self._inner: _lib.File | None = _lib.open_reader(path, verify_checksums, threads or 0)
+            self._path = self._inner.path
+            self._location: str | None = None
+        else:
+            self._path = os.fspath(path)
+            self._inner = _lib.File(self._path, verify_checksums, threads or 0)
+            # What a pickle holds: enough to open the same file elsewhere.
+            self._location = _location(self._path)
         self._options: dict[str, Any] = {"verify_checksums": bool(verify_checksums), "threads": threads}
         self._keys: list[tuple[str, str, int]] | None = None
 
@@ -93,6 +101,8 @@ class File:
         """Pickles as (path or URL, options); unpickling opens the file again."""
         if self._inner is None:
             raise ValueError(f"file {self._path!r} is closed and cannot be pickled")
+        if self._location is None:
+            raise TypeError(f"file {self._path!r} was opened from a file-like object and cannot be pickled")
         return (_reopen_file, (self._location, dict(self._options)))
 
     def __enter__(self) -> File:
@@ -172,11 +182,31 @@ class File:
         path = _normalize(path)
         candidates = [k for k in self._all_keys() if k[0] == path and (number is None or k[2] == number)]
         if not candidates:
-            raise KeyError(f"{where!r} not found in {self._path!r} (keys: {self.keys()})")
+            raise unknown_name_error(
+                where, self.keys(cycle=False), "key", head=f"{where!r} not found in {self._path!r}"
+            )
         return max(candidates, key=lambda k: k[2])
 
-    def __getitem__(self, where: str) -> RNTuple:
-        """The RNTuple at ``where`` (``"Events"``, ``"Events;1"``, ``"dir/Events"``)."""
+    def _split_field(self, where: str) -> tuple[str, str] | None:
+        """``"Events/Muon_pt"`` -> ``("Events", "Muon_pt")`` when ``Events`` is an RNTuple key."""
+        path = _split_cycle(where)[0].strip("/")
+        names = {k[0] for k in self._all_keys() if k[1] == RNTUPLE_CLASS}
+        parts = path.split("/")
+        for i in range(len(parts) - 1, 0, -1):
+            if "/".join(parts[:i]) in names:
+                return "/".join(parts[:i]), "/".join(parts[i:])
+        return None
+
+    def __getitem__(self, where: str) -> RNTuple | Field:
+        """The RNTuple at ``where`` (``"Events"``, ``"Events;1"``, ``"dir/Events"``), or as in
+        uproot a field of one (``"Events/Muon_pt"``, ``"Events/jets/pt"``)."""
+        if where not in self:
+            split = self._split_field(where)
+            if split is not None:
+                return self._rntuple(split[0])[split[1]]
+        return self._rntuple(where)
+
+    def _rntuple(self, where: str) -> RNTuple:
         path, classname, number = self._find(where)
         if classname != RNTUPLE_CLASS:
             raise TypeError(
@@ -184,7 +214,8 @@ class File:
                 "rntuple reads RNTuples only (use uproot for other objects)"
             )
         ntuple = RNTuple(self._lib_file.rntuple(f"{path};{number}"), self._path, path)
-        ntuple._origin = (self._location, f"{path};{number}", dict(self._options))  # for pickling
+        if self._location is not None:  # for pickling (not a file-like object's)
+            ntuple._origin = (self._location, f"{path};{number}", dict(self._options))
         return ntuple
 
     def get(self, where: str, default: Any = None) -> RNTuple | Any:
@@ -206,15 +237,36 @@ class File:
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
 
+    def items(self, recursive: bool = True, cycle: bool = True, filter_name: Filter = None) -> list[tuple[str, Any]]:
+        """``(key, RNTuple)`` of the RNTuples among the keys, as uproot's ``items()`` (other objects are
+        not read by this package and are left out)."""
+        names = self.keys(recursive, cycle, filter_name, RNTUPLE_CLASS)
+        return [(name, self[name]) for name in names]
+
+    def values(self, recursive: bool = True, cycle: bool = True, filter_name: Filter = None) -> list[Any]:
+        """The RNTuples among the keys (see :meth:`items`)."""
+        return [value for _, value in self.items(recursive, cycle, filter_name)]
+
     def __len__(self) -> int:
         return len(self._all_keys())
 
 
+def _is_file_like(obj: Any) -> bool:
+    return not isinstance(obj, str | bytes | os.PathLike) and hasattr(obj, "read") and hasattr(obj, "seek")
+
+
 def open(  # noqa: A001
-    path: str | os.PathLike[str], verify_checksums: bool = True, threads: int | None = None
-) -> File:
+    path: Any, verify_checksums: bool = True, threads: int | None = None
+) -> Any:
     """Opens a ROOT file for reading its RNTuples: a local path or a ``file://`` URL
     (remote URLs are recognized, their storage backends are still to come).
+
+    As in uproot, ``"file.root:Events"`` (also ``"root://host//f.root:dir/Events"``)
+    returns the RNTuple ``Events`` instead of the file; the file is closed with
+    the RNTuple's last reference. A binary file-like object (``read`` and ``seek``:
+    ``io.BytesIO``, an open file, an fsspec file) is read through its methods,
+    only the byte ranges the reader needs, one ``seek`` + ``read`` at a time
+    (memory stays bounded; such a file cannot be pickled).
 
     ``threads``: threads that decompress and decode pages (None or 0: one
     per core; 1: on the calling thread only); ``arrays(threads=...)``
@@ -223,4 +275,11 @@ def open(  # noqa: A001
     >>> with rntuple.open("data.root") as f:
     ...     events = f["Events"].arrays(filter_name="Muon_*")
     """
-    return File(path, verify_checksums=verify_checksums, threads=threads)
+    if _is_file_like(path):
+        return File(path, verify_checksums=verify_checksums, threads=threads)
+    from ._dataset import object_spec
+
+    where, name = object_spec(path)
+    if name is None:
+        return File(where, verify_checksums=verify_checksums, threads=threads)
+    return File(where, verify_checksums=verify_checksums, threads=threads)[name]

@@ -7,12 +7,15 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 import awkward as ak
+import numpy as np
 import pyarrow as pa
 
 from ._awkward import batch_to_layout
+from ._expressions import compile_selection, unknown_name_error
 from ._fields import Field, build_fields, iter_fields
-from ._filters import Filter, make_filter, parse_step_size
+from ._filters import Filter, make_filter, parse_memory_size, parse_step_size
 from ._numpy import to_numpy_dict, to_pandas
+from ._results import Report, apply_how, datetime_units, to_library, with_datetimes
 
 if TYPE_CHECKING:
     from . import _lib
@@ -147,35 +150,66 @@ class RNTuple:
             if path is not None and accept(path):
                 yield path, f
 
-    def keys(self, filter_name: Filter = None, recursive: bool = False) -> list[str]:
-        """Names of the top-level fields; with ``recursive=True`` also dotted paths of subfields.
+    def keys(self, filter_name: Filter = None, recursive: bool = True) -> list[str]:
+        """Names of the fields: top-level names and, as uproot's ``keys()`` (``recursive=True``, the
+        default), the dotted paths of subfields; ``recursive=False``: top-level names only.
 
-        Subfield paths are those of the awkward records (uproot's ``keys()``):
-        item fields of collections and base classes add no segment.
+        Subfield paths are those of the awkward records: item fields of
+        collections and base classes add no segment.
         """
         return [name for name, _ in self._iter_named(filter_name, recursive)]
 
-    def typenames(self, filter_name: Filter = None, recursive: bool = False) -> dict[str, str]:
-        """C++ type name of each field ``keys()`` lists."""
+    def typenames(self, filter_name: Filter = None, recursive: bool = True) -> dict[str, str]:
+        """C++ type name of each field ``keys()`` lists (projected fields: the projection's type)."""
         return {name: f.type_name for name, f in self._iter_named(filter_name, recursive)}
+
+    def items(self, filter_name: Filter = None, recursive: bool = True) -> list[tuple[str, Field]]:
+        """``(name, Field)`` of each field ``keys()`` lists."""
+        return list(self._iter_named(filter_name, recursive))
+
+    def values(self, filter_name: Filter = None, recursive: bool = True) -> list[Field]:
+        """The ``Field`` of each name ``keys()`` lists."""
+        return [f for _, f in self._iter_named(filter_name, recursive)]
 
     def __contains__(self, name: object) -> bool:
         return any(f.name == name for f in self.fields)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
+        return iter(self.keys(recursive=False))
 
     def __getitem__(self, path: str) -> Field:
-        """The field at ``path`` (on-disk names separated by ``.`` or ``/``)."""
-        level = self.fields
-        found: Field | None = None
-        for part in path.replace("/", ".").split("."):
-            found = next((f for f in level if f.name == part), None)
-            if found is None:
-                raise KeyError(f"no field '{path}' in RNTuple '{self.name}'")
-            level = found.children
-        assert found is not None
+        """The field at ``path`` (on-disk names, or the dotted names ``keys()`` lists, separated by
+        ``.`` or ``/``); ``ntuple["run"].array()`` reads it."""
+        dotted = path.replace("/", ".")
+        named = dict(self._iter_named(None, True))
+        if dotted in named:
+            found = named[dotted]
+        else:
+            level = self.fields
+            for part in dotted.split("."):
+                match = next((f for f in level if f.name == part), None)
+                if match is None:
+                    raise unknown_name_error(path, list(named), "field", f" in RNTuple '{self.name}'")
+                found, level = match, match.children
+        found._ntuple = self
         return found
+
+    def num_entries_for(
+        self,
+        memory_size: int | str,
+        expressions: str | list[str] | None = None,
+        *,
+        filter_name: Filter = None,
+        filter_typename: Filter = None,
+        entry_start: int | None = None,
+        entry_stop: int | None = None,
+    ) -> int:
+        """How many entries of the selected fields fit in ``memory_size`` (bytes, or ``"100 MB"``),
+        estimated from the first entries as ``iterate(step_size=...)`` does (uproot's method)."""
+        size = parse_memory_size(memory_size)
+        fields, _, paths = self._select(expressions, filter_name, filter_typename)
+        start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
+        return min(max(0, stop - start), self._step_entries(f"{size} B", fields, paths, start, stop))
 
     @property
     def attribute_sets(self) -> list[str]:
@@ -258,7 +292,7 @@ class RNTuple:
             known = set(self.keys(recursive=True)) | {f.name for f in self.fields}
             missing = [n for n in wanted if n not in known]
             if missing:
-                raise KeyError(f"no field {missing[0]!r} in RNTuple '{self.name}' (fields: {self.keys()})")
+                raise unknown_name_error(missing[0], sorted(known), "field", f" in RNTuple '{self.name}'")
             filter_name = wanted
         if filter_field is not None and not callable(filter_field):
             raise TypeError(f"filter_field must be None or a function of Field -> bool, not {filter_field!r}")
@@ -310,9 +344,10 @@ class RNTuple:
     def _convert(
         self, batch: pa.RecordBatch, fields: list[Field], keys: frozenset[str] | None, library: str, start: int
     ) -> Any:
+        units = datetime_units(fields)
         if library == "pa":
-            return pa.Table.from_batches([batch])
-        array = ak.Array(batch_to_layout(batch, fields, keys))
+            return with_datetimes(pa.Table.from_batches([batch]), units)
+        array = with_datetimes(ak.Array(batch_to_layout(batch, fields, keys)), units)
         if library == "ak":
             return array
         if library == "np":
@@ -322,67 +357,126 @@ class RNTuple:
     def arrays(
         self,
         expressions: str | list[str] | None = None,
+        cut: str | None = None,
         *,
         filter_name: Filter = None,
         filter_typename: Filter = None,
         filter_field: Callable[[Field], bool] | None = None,
+        aliases: dict[str, str] | None = None,
         entry_start: int | None = None,
         entry_stop: int | None = None,
         library: str = "ak",
+        how: Any = None,
         threads: int | None = None,
     ) -> Any:
         """Reads fields over a range of entries.
 
         Args:
-            expressions: top-level field names to read (in this order); all
-                readable fields when None.
+            expressions: what to read, in this order: field names or dotted
+                paths, or formulas of fields as uproot takes them
+                (``"sqrt(Muon_pt**2 + 1)"``, ``"Muon_pt[0]"``,
+                ``"len(Muon_pt)"``, aliases; the language of ``rntuple.draw``,
+                never ``eval``); the result's fields are named by the
+                expressions' texts. All readable fields when None.
+            cut: a formula with one value per entry; only entries where it is
+                true are returned (``"nMuon > 0"``, ``"max(Muon_pt) > 20"``).
             filter_name: selects fields by name or dotted path: a name, a glob
                 (``"Muon_*"``), a regex between slashes (``"/^Muon_(pt|eta)$/"``),
                 a callable, or a list of those. A selected subfield of a record
                 comes with its parents, without its siblings (as in uproot).
             filter_typename: selects fields by C++ type name (same forms).
             filter_field: selects fields with a function of :class:`Field`.
+            aliases: names for formulas, usable in ``expressions`` and ``cut``.
             entry_start, entry_stop: entry range like a Python slice (None for
                 the ends, negative from the end).
             library: ``"ak"`` (awkward Array with uproot's forms), ``"np"`` (dict
                 of numpy arrays), ``"pd"`` (pandas DataFrame) or ``"pa"``
                 (pyarrow Table).
+            how: ``tuple``, ``dict`` or ``"zip"`` as in uproot (``"ak"``, ``"np"``).
             threads: threads that decompress and decode pages for this read;
                 None uses the file's setting (``rntuple.open(..., threads=)``,
                 by default one per core), 1 reads on the calling thread only.
                 The result is the same for any number.
         """
         lib = _library(library)
-        fields, keys, paths = self._select(expressions, filter_name, filter_typename, filter_field)
         start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
-        return self._convert(self._read_batch(fields, start, stop, threads, paths, lib), fields, keys, lib, start)
+        plan = self._plan(expressions, cut, aliases, filter_name, filter_typename, filter_field)
+        return apply_how(plan(start, stop, lib, threads), how, lib)
 
     def iterate(
         self,
         expressions: str | list[str] | None = None,
+        cut: str | None = None,
         *,
         step_size: int | str = "100 MB",
         filter_name: Filter = None,
         filter_typename: Filter = None,
         filter_field: Callable[[Field], bool] | None = None,
+        aliases: dict[str, str] | None = None,
         entry_start: int | None = None,
         entry_stop: int | None = None,
         library: str = "ak",
+        how: Any = None,
+        report: bool = False,
         threads: int | None = None,
     ) -> Iterator[Any]:
-        """Reads fields in consecutive ranges of entries, yielding one ``arrays()`` result per range.
+        """Reads fields in consecutive ranges of entries, yielding one ``arrays()`` result per range
+        (with ``report=True``: ``(result, Report)``, the report naming the range's entries as uproot's).
 
         ``step_size`` is a number of entries or a memory size such as
         ``"100 MB"`` (estimated from the in-memory size of the first entries).
-        ``threads`` as for :meth:`arrays`.
+        The other arguments as for :meth:`arrays`.
         """
         lib = _library(library)
-        fields, keys, paths = self._select(expressions, filter_name, filter_typename, filter_field)
+        plan = self._plan(expressions, cut, aliases, filter_name, filter_typename, filter_field)
+        fields, _, paths = plan.read
         start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
         step = self._step_entries(step_size, fields, paths, start, stop)
         for lo in range(start, stop, step):
             hi = min(stop, lo + step)
-            yield self._convert(self._read_batch(fields, lo, hi, threads, paths, lib), fields, keys, lib, lo)
+            result = apply_how(plan(lo, hi, lib, threads), how, lib)
+            yield (result, Report(self._file_path, self.name, lo, hi)) if report else result
+
+    def _plan(
+        self,
+        expressions: str | list[str] | None,
+        cut: str | None,
+        aliases: dict[str, str] | None,
+        filter_name: Filter,
+        filter_typename: Filter,
+        filter_field: Callable[[Field], bool] | None,
+    ) -> _ReadPlan:
+        """How ``arrays``/``iterate`` read: plain fields as they are, or, with a cut, aliases or
+        formulas among the expressions, the fields they use evaluated by ``compile_selection``."""
+        texts = [expressions] if isinstance(expressions, str) else expressions
+        top = [f.display_name for f in self.fields if f.readable]
+        paths = self.keys(recursive=True)
+        formulas = texts is not None and any(t not in paths for t in texts if isinstance(t, str))
+        if cut is None and not aliases and not formulas:
+            return _ReadPlan(self, self._select(expressions, filter_name, filter_typename, filter_field), None)
+        if texts is not None and (filter_name is not None or filter_typename is not None or filter_field):
+            raise ValueError("give either expressions or filters (filter_name, ...), not both")
+        if texts is None:
+            selection = compile_selection([], cut, aliases, fields=top, paths=paths)
+            main = self._select(None, filter_name, filter_typename, filter_field)
+        else:
+            selection = compile_selection(texts, cut, aliases, fields=top, paths=paths)
+            main = None
+        by_display = {f.display_name: f.name for f in self.fields}
+        wanted = {by_display[n] for n in selection.fields}
+        inputs = self._select(None, None, None, lambda f: f.top_level and f.name in wanted)
+        return _ReadPlan(self, main if main is not None else inputs, (selection, inputs))
+
+    def _read_selected(
+        self,
+        selected: tuple[list[Field], frozenset[str] | None, list[str]],
+        start: int,
+        stop: int,
+        lib: str,
+        threads: int | None,
+    ) -> Any:
+        fields, keys, paths = selected
+        return self._convert(self._read_batch(fields, start, stop, threads, paths, lib), fields, keys, lib, start)
 
     def _step_entries(self, step_size: int | str, fields: list[Field], paths: list[str], start: int, stop: int) -> int:
         entries, target = parse_step_size(step_size)
@@ -395,3 +489,30 @@ class RNTuple:
         if nbytes == 0:
             return max(1, stop - start)
         return max(1, int(target * n // nbytes))
+
+
+class _ReadPlan:
+    """What ``arrays``/``iterate`` read and compute for one entry range (``RNTuple._plan``)."""
+
+    def __init__(self, ntuple: RNTuple, read: tuple[list[Field], frozenset[str] | None, list[str]], computed: Any):
+        self.ntuple = ntuple
+        self.read = read
+        self.computed = computed
+
+    def __call__(self, start: int, stop: int, lib: str, threads: int | None) -> Any:
+        nt = self.ntuple
+        if self.computed is None:
+            return nt._read_selected(self.read, start, stop, lib, threads)
+        selection, inputs = self.computed
+        data = nt._read_selected(inputs, start, stop, "ak", threads)
+        entries = np.arange(start, stop)
+        if selection.outputs or self.read is inputs:
+            keep = selection.mask(data)
+            result = selection.apply(data, keep)
+        else:  # a cut (and aliases) over the fields the filters select
+            keep = selection.mask(data)
+            result = nt._read_selected(self.read, start, stop, "ak", threads)
+            if keep is not None:
+                result = result[keep]
+        index = entries if keep is None else entries[keep]
+        return to_library(result, lib, index)

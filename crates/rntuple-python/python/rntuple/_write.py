@@ -10,7 +10,9 @@ The data are converted to Arrow record batches here and written by the Rust
 engine (``rntuple::write``) with the GIL released.
 
 A file is complete only when it is closed: until then it starts with a
-placeholder instead of a ROOT file header. An exception that leaves the
+placeholder instead of a ROOT file header. A file nobody closed is closed
+(completed) when it is garbage-collected and, as uproot's files are, at the
+normal end of the interpreter (``atexit``). An exception that leaves the
 file's ``with`` block abandons the file (it stays incomplete: ROOT, uproot and
 ``rntuple.open`` refuse it); an exception that leaves an RNTuple writer's
 ``with`` block abandons that RNTuple (it will not be in the file).
@@ -18,8 +20,10 @@ file's ``with`` block abandons the file (it stays incomplete: ROOT, uproot and
 
 from __future__ import annotations
 
+import atexit
 import os
 import warnings
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -28,12 +32,12 @@ import pyarrow as pa
 
 from . import _lib
 from ._filters import parse_memory_size
-from ._write_input import _conform, _decode_dictionaries, _schema_of, _to_table
+from ._write_input import _conform, _is_schema_only, _schema_and_overrides, _schema_of, _table_of
 
 if TYPE_CHECKING:
     from ._attributes import AttributeSetWriter
 
-__all__ = ["RNTupleWriter", "WritableFile", "compression_setting", "recreate"]
+__all__ = ["RNTupleWriter", "WritableFile", "compression_setting", "recreate", "schema_of"]
 
 WriteError = _lib.WriteError
 
@@ -279,8 +283,8 @@ class RNTupleWriter:
         whole with a ``WriteError`` and the writer stays usable; a failure
         while writing (I/O) marks it failed.
         """
-        table, _ = _to_table(data)
-        table = _conform(_decode_dictionaries(table), self._schema, self.name)
+        table, _, _ = _table_of(data)
+        table = _conform(table, self._schema, self.name)
         for batch in table.to_batches():
             self._inner.extend(batch)
 
@@ -343,8 +347,9 @@ class WritableFile:
     ``file["Events"] = data`` writes an RNTuple in one go;
     ``file.mkrntuple("Events", schema_or_data, **options)`` returns an
     ``RNTupleWriter`` to fill batch by batch. The file is complete when it is
-    closed (``close()`` or the end of its ``with`` block), which also closes
-    the RNTuple writers still open. An exception that leaves the ``with`` block
+    closed (``close()``, the end of its ``with`` block, its garbage collection
+    or the interpreter's normal exit), which also closes the RNTuple writers
+    still open. An exception that leaves the ``with`` block
     abandons the file instead: it keeps a placeholder header and every reader
     (ROOT, uproot, ``rntuple.open``) refuses it as not completed.
     """
@@ -366,6 +371,7 @@ class WritableFile:
         self._inner: _lib.FileWriter | None = _lib.FileWriter(self._path, setting, key_size)
         self._compression = setting
         self._writers: list[RNTupleWriter] = []
+        _OPEN_FILES.add(self)
 
     def __repr__(self) -> str:
         state = "open" if self._inner is not None and self._inner.is_open else "closed"
@@ -381,15 +387,23 @@ class WritableFile:
             self.abandon()
 
     def __del__(self) -> None:
+        self._complete_unattended()
+
+    def _complete_unattended(self) -> None:
+        """Completes a file nobody closed (collected, or open at interpreter exit), as uproot's
+        files are readable then; if that fails the file is abandoned, with a warning."""
         inner = getattr(self, "_inner", None)
-        if inner is not None and inner.is_open:
+        if inner is None or not inner.is_open:
+            return
+        try:
+            self.close()
+        except Exception as err:
             warnings.warn(
-                f"rntuple: {self._path!r} was not closed and is left incomplete (unreadable); "
-                "use `with rntuple.recreate(...)` or close()",
+                f"rntuple: {self._path!r} was not closed and could not be completed ({err}); "
+                "it is left incomplete (unreadable)",
                 ResourceWarning,
                 stacklevel=2,
             )
-            inner.abandon()
 
     @property
     def path(self) -> str:
@@ -423,12 +437,20 @@ class WritableFile:
         """Starts the RNTuple ``name`` (``"dir/name"``: in subdirectory ``dir``).
 
         ``data_or_schema`` fixes its fields: a ``pyarrow.Schema`` (taken as is:
-        nullable fields become ``std::optional``), a dict of types
+        nullable fields become ``std::optional``) or a dict of types
         (``{"pt": "var * float32", "n": np.int32}``: awkward datashapes, numpy
-        dtypes), or data of any kind ``extend`` takes, of which only the types
-        are used (nothing is written): for awkward, option types become
+        dtypes), which write nothing; or data of any kind ``extend`` takes,
+        whose types declare the fields and whose entries are written as the
+        first entries, as uproot's ``mkrntuple`` does (``extend`` appends after
+        them; to declare fields from example data without writing it, pass
+        ``rntuple.schema_of(data)``). For awkward, option types become
         ``std::optional``; for pyarrow and pandas, nullable columns become
-        ``std::optional`` only if they hold nulls.
+        ``std::optional`` only if they hold nulls. A pandas index that is not
+        a ``RangeIndex`` is written as columns (named as pyarrow's
+        ``Table.from_pandas`` names them); float16 columns become ``float``
+        fields with Real16 columns; datetime64 / timestamp columns become
+        ``std::int64_t`` fields with the unit in the field description, read
+        back as datetime64.
 
         ``types`` maps field paths (``"jets"``, ``"jets._0.pt"``) to C++ types
         (``"std::map<std::string,float>"``, ``"ROOT::VecOps::RVec<float>"``,
@@ -463,18 +485,25 @@ class WritableFile:
         file = self._lib_file
         if not isinstance(name, str):
             raise TypeError(f"an RNTuple name must be a string, not {name!r}")
-        schema = _schema_of(data_or_schema)
+        schema, special = _schema_and_overrides(data_or_schema)
         opts = _options(options, self._defaults, self._compression)
         overrides = _overrides(types, representations)
+        for path, spec in special.items():
+            overrides[path] = {**spec, **overrides.get(path, {})}
         inner = file.rntuple(name.strip("/"), schema, overrides, opts, _projections(projections))
         writer = RNTupleWriter(inner, self)
         self._writers.append(writer)
+        if not _is_schema_only(data_or_schema):
+            try:
+                writer.extend(data_or_schema)
+            except BaseException:
+                writer.abandon()
+                raise
         return writer
 
     def __setitem__(self, name: str, data: Any) -> None:
         """Writes ``data`` as the RNTuple ``name`` with the file's default options."""
-        with self.mkrntuple(name, data) as writer:
-            writer.extend(data)
+        self.mkrntuple(name, data).close()
 
     def close(self) -> None:
         """Closes the RNTuple writers still open and completes the file (no-op when closed).
@@ -501,6 +530,23 @@ class WritableFile:
         self._writers = []
         if self._inner is not None:
             self._inner.abandon()
+
+
+# Files being written: completed at normal interpreter exit (a file collected
+# earlier is completed by `__del__`).
+_OPEN_FILES: weakref.WeakSet[WritableFile] = weakref.WeakSet()
+
+
+@atexit.register
+def _complete_open_files() -> None:
+    for f in list(_OPEN_FILES):
+        f._complete_unattended()
+
+
+def schema_of(data: Any) -> pa.Schema:
+    """The Arrow schema ``mkrntuple`` declares for ``data``; pass it to ``mkrntuple`` to declare
+    the fields of example data without writing its entries."""
+    return _schema_of(data)
 
 
 def recreate(

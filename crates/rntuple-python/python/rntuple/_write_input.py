@@ -84,18 +84,65 @@ def _from_mapping(data: Mapping[str, Any]) -> tuple[pa.Table, bool]:
     return _from_awkward(ak.zip(columns, depth_limit=1)), True
 
 
+def _numpy_to_arrow(values: np.ndarray) -> pa.Array:
+    """A numpy array as Arrow: structured dtypes as structs, extra dimensions as fixed-size lists."""
+    if values.dtype.names:
+        return pa.StructArray.from_arrays(
+            [_numpy_to_arrow(np.ascontiguousarray(values[n])) for n in values.dtype.names], list(values.dtype.names)
+        )
+    if values.ndim > 1:
+        inner = _numpy_to_arrow(values.reshape((-1, *values.shape[2:])))
+        return pa.FixedSizeListArray.from_arrays(inner, values.shape[1])
+    return pa.array(values)
+
+
+def _object_column(values: list[Any]) -> pa.Array | None:
+    """An object column of per-entry numpy arrays (``arrays(library="pd")`` of jagged or nested
+    fields) as an Arrow list array; None when it holds anything else."""
+    if not values or not all(isinstance(v, np.ndarray) for v in values):
+        return None
+    if len({(v.dtype, v.shape[1:]) for v in values}) != 1:
+        return None
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    return pa.LargeListArray.from_arrays(pa.array(offsets), _numpy_to_arrow(np.concatenate(values)))
+
+
+def _index_columns(frame: Any) -> tuple[list[str], list[Any]]:
+    """The index levels written as columns, as ``pyarrow.Table.from_pandas`` does: a RangeIndex (the
+    default, and what ``arrays(library="pd")`` makes) is dropped; other levels become columns named
+    by the level's name, or ``__index_level_N__`` when unnamed."""
+    import pandas as pd
+
+    if isinstance(frame.index, pd.RangeIndex):
+        return [], []
+    names, values = [], []
+    for level in range(frame.index.nlevels):
+        name = frame.index.names[level]
+        names.append(f"__index_level_{level}__" if name is None else str(name))
+        values.append(frame.index.get_level_values(level))
+    return names, values
+
+
 def _from_pandas(frame: Any) -> pa.Table:
-    """The columns of a DataFrame (not its index). NaN stays a float value; missing values are
-    ``None``/``pd.NA`` (pandas' nullable dtypes)."""
-    names = [str(c) for c in frame.columns]
+    """The columns of a DataFrame, then its index levels unless it is a RangeIndex
+    (:func:`_index_columns`). NaN stays a float value; missing values are ``None``/``pd.NA``
+    (pandas' nullable dtypes). Object columns of per-entry numpy arrays (jagged fields read with
+    ``library="pd"``) become lists."""
+    index_names, index_values = _index_columns(frame)
+    names = [str(c) for c in frame.columns] + index_names
     if len(set(names)) != len(names):
-        raise WriteError(f"the DataFrame has duplicate column names: {names}")
+        raise WriteError(f"the DataFrame has duplicate column names (index levels included): {names}")
+    columns = [frame.iloc[:, i] for i in range(len(frame.columns))] + index_values
     arrays = []
-    for i, name in enumerate(names):
+    for name, column in zip(names, columns, strict=True):
         try:
-            arrays.append(pa.array(frame.iloc[:, i], from_pandas=False))
+            arrays.append(pa.array(column, from_pandas=False))
         except (pa.ArrowException, TypeError, ValueError) as err:
-            raise WriteError(f"column {name!r} of the DataFrame cannot be converted to Arrow: {err}") from None
+            listed = _object_column(list(column)) if str(getattr(column, "dtype", "")) == "object" else None
+            if listed is None:
+                raise WriteError(f"column {name!r} of the DataFrame cannot be converted to Arrow: {err}") from None
+            arrays.append(listed)
     return pa.Table.from_arrays(arrays, names=names)
 
 
@@ -120,6 +167,30 @@ def _to_table(data: Any) -> tuple[pa.Table, bool]:
         f"cannot write a {type(data).__name__}: give an awkward record array, a pyarrow Table or RecordBatch, "
         "a pandas DataFrame, or a dict of arrays"
     )
+
+
+# The unit of a timestamp column, recorded in its field's description (read back by `_fields`).
+DATETIME_DESCRIPTION = "datetime64[{unit}]: {unit} since 1970-01-01T00:00:00 UTC"
+
+
+def _special_columns(table: pa.Table) -> tuple[pa.Table, dict[str, dict]]:
+    """Top-level columns of types RNTuple has no field for, mapped to one it has, and the
+    per-field overrides that record how: float16 is written as a ``float`` field with a Real16
+    column (spec "Column Types": 0x0F, IEEE half precision); a timestamp (numpy datetime64,
+    pandas datetimes) as ``std::int64_t`` counts of its unit, with the unit in the field's
+    description (``datetime64[ns]: ...``)."""
+    overrides: dict[str, dict] = {}
+    for i, field in enumerate(table.schema):
+        if pa.types.is_float16(field.type):
+            column = table.column(i).cast(pa.float32())  # exact: every half is a float
+            overrides[field.name] = {"real": ("Real16", 0, 0.0, 0.0)}
+        elif pa.types.is_timestamp(field.type):
+            column = table.column(i).cast(pa.int64())
+            overrides[field.name] = {"description": DATETIME_DESCRIPTION.format(unit=field.type.unit)}
+        else:
+            continue
+        table = table.set_column(i, pa.field(field.name, column.type, field.nullable), column)
+    return table, overrides
 
 
 def _decode_dictionaries(table: pa.Table) -> pa.Table:
@@ -190,15 +261,36 @@ def _conform(table: pa.Table, schema: pa.Schema, name: str) -> pa.Table:
     return table
 
 
-def _schema_of(data_or_schema: Any) -> pa.Schema:
-    """The schema fields are declared with: a ``pyarrow.Schema`` as is, a dict of types, or the types of data."""
+def _is_schema_only(data_or_schema: Any) -> bool:
+    """A ``pyarrow.Schema`` or a dict of types (not data): declares fields, writes nothing."""
     if isinstance(data_or_schema, pa.Schema):
-        return data_or_schema
-    if (
+        return True
+    return (
         isinstance(data_or_schema, Mapping)
-        and data_or_schema
+        and bool(data_or_schema)
         and all(_is_type_spec(v) for v in data_or_schema.values())
-    ):
+    )
+
+
+def _table_of(data: Any) -> tuple[pa.Table, bool, dict[str, dict]]:
+    """``data`` as the Arrow table the writer takes, whether its nullability is exact, and the
+    overrides its special columns need (:func:`_special_columns`)."""
+    table, exact = _to_table(data)
+    table, overrides = _special_columns(_decode_dictionaries(table))
+    return table, exact, overrides
+
+
+def _schema_and_overrides(data_or_schema: Any) -> tuple[pa.Schema, dict[str, dict]]:
+    """The schema fields are declared with (a ``pyarrow.Schema`` as is, a dict of types, or the
+    types of data) and the overrides of its special columns."""
+    if isinstance(data_or_schema, pa.Schema):
+        return data_or_schema, {}
+    if _is_schema_only(data_or_schema):
         data_or_schema = {k: _empty_of_type(k, v) for k, v in data_or_schema.items()}
-    table, exact = _to_table(data_or_schema)
-    return _declared_schema(_decode_dictionaries(table), exact)
+    table, exact, overrides = _table_of(data_or_schema)
+    return _declared_schema(table, exact), overrides
+
+
+def _schema_of(data_or_schema: Any) -> pa.Schema:
+    """The schema fields are declared with (see :func:`_schema_and_overrides`)."""
+    return _schema_and_overrides(data_or_schema)[0]

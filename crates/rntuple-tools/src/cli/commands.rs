@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use super::registry::Command;
-use super::{open, parse_range, pick_name, python_only, split_target, tools, Failure};
+use super::{not_an_rntuple, open, other_objects, pick_name, python_only, slice_bounds, split_target, tools, Failure};
 use crate::term;
 
 pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Result<(), Failure> {
@@ -22,20 +22,24 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
                 Some(n) => vec![n],
                 None => f.rntuple_names().map_err(|e| e.to_string())?,
             };
+            if names.is_empty() {
+                return Err(Failure::error(format!("{path}: {}", other_objects(&f, &path))));
+            }
             for n in names {
-                let nt = f.rntuple(&n).map_err(|e| format!("{path}:{n}: {e}"))?;
+                let nt = f
+                    .rntuple(&n)
+                    .map_err(|e| format!("{path}:{n}: {}", not_an_rntuple(&f, &path, &n, e.to_string())))?;
                 term::show(&nt, out)?;
             }
         }
         Command::Dump { target, entries, fields } => {
             let (path, name) = split_target(&target);
             let f = open(&path, verify)?;
-            let name = pick_name(&f, name)?;
-            let nt = f.rntuple(&name).map_err(|e| format!("{path}:{name}: {e}"))?;
-            let (start, stop) = match entries {
-                Some(r) => parse_range(&r)?,
-                None => (0, u64::MAX),
-            };
+            let name = pick_name(&f, &path, name).map_err(|e| format!("{path}: {e}"))?;
+            let nt = f
+                .rntuple(&name)
+                .map_err(|e| format!("{path}:{name}: {}", not_an_rntuple(&f, &path, &name, e.to_string())))?;
+            let (start, stop) = slice_bounds(entries.unwrap_or((None, None)), nt.num_entries());
             let names: Vec<&str> = fields.iter().map(|s| s.as_str()).collect();
             let sel = if names.is_empty() { None } else { Some(names.as_slice()) };
             let nodes: Vec<&rntuple::FieldNode> = match sel {

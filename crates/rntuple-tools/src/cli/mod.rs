@@ -220,21 +220,54 @@ fn is_port(rest: &str) -> bool {
     digits > 0 && rest[digits..].starts_with('/')
 }
 
-fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = s.split_once(':').ok_or_else(|| format!("entry range '{s}' is not of the form A:B"))?;
-    let a = if a.is_empty() { 0 } else { a.parse().map_err(|_| format!("bad entry start '{a}'"))? };
-    let b = if b.is_empty() { u64::MAX } else { b.parse().map_err(|_| format!("bad entry stop '{b}'"))? };
-    Ok((a, b))
+/// Python-slice bounds over `n` entries: None is the end, negative counts
+/// from the end, clamped (as `draw` and `RNTuple.arrays(entry_start=...)`).
+fn slice_bounds((start, stop): registry::Slice, n: u64) -> (u64, u64) {
+    let n = i64::try_from(n).unwrap_or(i64::MAX);
+    let at = |v: Option<i64>, default: i64| {
+        let v = v.unwrap_or(default);
+        let v = if v < 0 { v.saturating_add(n) } else { v };
+        v.clamp(0, n) as u64
+    };
+    let (a, b) = (at(start, 0), at(stop, n));
+    (a, b.max(a))
 }
 
-fn pick_name(file: &RNTupleFile, name: Option<String>) -> Result<String, String> {
+/// What the file holds instead of an RNTuple, for the messages that say so.
+fn other_objects(file: &RNTupleFile, path: &str) -> String {
+    let keys = file.keys().unwrap_or_default();
+    let found: Vec<String> = keys.iter().map(|k| format!("{} '{}'", k.class_name, k.path)).collect();
+    if found.is_empty() {
+        return "the file holds no RNTuple (and no other object)".into();
+    }
+    let hint = if keys.iter().any(|k| k.class_name == "TTree") {
+        format!("; convert a TTree first: rntuple convert {path} out.root")
+    } else {
+        String::new()
+    };
+    format!("the file holds no RNTuple, only {}{hint}", found.join(", "))
+}
+
+/// Why `name` is not an RNTuple of `file`: names the class found under it.
+fn not_an_rntuple(file: &RNTupleFile, path: &str, name: &str, error: String) -> String {
+    let keys = file.keys().unwrap_or_default();
+    match keys.iter().find(|k| k.path == name && k.class_name != "ROOT::RNTuple") {
+        Some(k) if k.class_name == "TTree" => {
+            format!("'{name}' is a TTree, not an RNTuple; convert it first: rntuple convert {path}:{name} out.root")
+        }
+        Some(k) => format!("'{name}' is a {}, not an RNTuple", k.class_name),
+        None => error,
+    }
+}
+
+fn pick_name(file: &RNTupleFile, path: &str, name: Option<String>) -> Result<String, String> {
     if let Some(n) = name {
         return Ok(n);
     }
     let names = file.rntuple_names().map_err(|e| e.to_string())?;
     match names.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err("the file holds no RNTuple".into()),
+        [] => Err(other_objects(file, path)),
         many => Err(format!("the file holds several RNTuples ({}); name one as FILE:NAME", many.join(", "))),
     }
 }

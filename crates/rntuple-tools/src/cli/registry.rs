@@ -39,9 +39,9 @@ pub(crate) enum Command {
     Dump {
         /// FILE:NAME (NAME may be omitted when the file holds one RNTuple).
         target: String,
-        /// Entry range A:B (either side may be omitted).
-        #[arg(long)]
-        entries: Option<String>,
+        /// Entry range A:B, like a Python slice (either side may be omitted; negative counts from the end).
+        #[arg(long, value_name = "A:B", value_parser = slice, allow_hyphen_values = true)]
+        entries: Option<Slice>,
         /// Top-level fields to print (default: all).
         #[arg(long, num_args = 1..)]
         fields: Vec<String>,

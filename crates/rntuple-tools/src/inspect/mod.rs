@@ -117,6 +117,10 @@ pub struct FieldReport {
     pub name: String,
     pub type_name: String,
     pub projected: bool,
+    /// `(name, type)` of the projected top-level fields whose source lies in
+    /// this field (RNTupleImporter's `Muon_pt` over `_collection12`): the
+    /// names users know for an untyped record or collection.
+    pub projections: Vec<(String, String)>,
     pub num_subfields: u64,
     /// Physical columns of the field and its subfields (alias columns excluded).
     pub num_columns: u64,
@@ -384,6 +388,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
                 name: f.name.clone(),
                 type_name: f.type_name.clone(),
                 projected: f.flags & rntuple::format::model::FIELD_FLAG_PROJECTED != 0,
+                projections: Vec::new(),
                 num_subfields: 0,
                 num_columns: 0,
                 num_pages: 0,
@@ -391,6 +396,15 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
                 uncompressed: 0,
                 memory: 0,
             });
+        }
+    }
+    // Spec "Field Description": a projected field names its source field.
+    for (id, f) in d.fields.iter().enumerate() {
+        let source = f.source_field_id.and_then(|s| at.get(s as usize));
+        if let (true, Some(&(_, top))) = (f.parent_id as usize == id, source) {
+            if let Some(r) = slot.get(top).and_then(|&i| fields.get_mut(i)) {
+                r.projections.push((f.name.clone(), f.type_name.clone()));
+            }
         }
     }
     for (id, &(_, top)) in at.iter().enumerate() {

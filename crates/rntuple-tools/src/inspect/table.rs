@@ -4,7 +4,7 @@
 
 use std::io::{Result, Write};
 
-use super::{Inspection, RNTupleReport};
+use super::{FieldReport, Inspection, RNTupleReport};
 use crate::load::AttributeSetSummary;
 use crate::units::{bytes, compression, count, div, ratio};
 
@@ -80,6 +80,51 @@ fn percent(part: u64, whole: u64) -> String {
 }
 
 /// Writes the report of one RNTuple.
+/// The name users know: an untyped field (RNTupleImporter's `_collection12`)
+/// is shown by the projected names over it, `Muon_* (_collection12)`.
+fn field_name(f: &FieldReport) -> String {
+    if f.projected {
+        return format!("{} (projected)", f.name);
+    }
+    // The size of a collection (`nMuon`) is projected too; the members name it better.
+    let is_size = |t: &str| t.starts_with("ROOT::RNTupleCardinality");
+    let mut names: Vec<&str> = f.projections.iter().filter(|(_, t)| !is_size(t)).map(|(n, _)| n.as_str()).collect();
+    if names.is_empty() {
+        names = f.projections.iter().map(|(n, _)| n.as_str()).collect();
+    }
+    match names.as_slice() {
+        [] => f.name.clone(),
+        [one] => format!("{one} ({})", f.name),
+        [first, rest @ ..] => {
+            // The longest prefix shared by the projected names, cut after its last '_'.
+            let mut prefix = *first;
+            for n in rest {
+                let common = prefix.bytes().zip(n.bytes()).take_while(|(a, b)| a == b).count();
+                prefix = &prefix[..common];
+            }
+            match prefix.rfind('_') {
+                Some(i) if i > 0 => format!("{}* ({})", &prefix[..=i], f.name),
+                _ if names.len() > 3 => format!("{}, ... ({})", names[..3].join(", "), f.name),
+                _ => format!("{} ({})", names.join(", "), f.name),
+            }
+        }
+    }
+}
+
+/// The C++ type, or for an untyped field the distinct types of its projections.
+fn field_type(f: &FieldReport) -> String {
+    if !f.type_name.is_empty() || f.projections.is_empty() {
+        return f.type_name.clone();
+    }
+    let mut types: Vec<&str> = Vec::new();
+    for (_, t) in &f.projections {
+        if !types.contains(&t.as_str()) && !t.starts_with("ROOT::RNTupleCardinality") {
+            types.push(t);
+        }
+    }
+    types.join(", ")
+}
+
 pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limits, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "RNTuple '{}' in {file}", r.name)?;
     let mut about =
@@ -160,8 +205,8 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
         .iter()
         .map(|f| {
             vec![
-                if f.projected { format!("{} (projected)", f.name) } else { f.name.clone() },
-                f.type_name.clone(),
+                field_name(f),
+                field_type(f),
                 count(f.num_columns),
                 count(f.num_pages),
                 bytes(f.compressed),

@@ -191,6 +191,9 @@ pub struct FieldOverride {
     /// ROOT's checksum of a user class (`TClass::GetCheckSum()`), stored
     /// with the field flag 0x04 (spec "Field Description").
     pub type_checksum: Option<u32>,
+    /// The field's description (spec "Field Description"), e.g. the unit of
+    /// integers that stand for timestamps.
+    pub description: Option<String>,
 }
 
 impl FieldOverride {

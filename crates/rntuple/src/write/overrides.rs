@@ -121,6 +121,9 @@ impl Builder<'_> {
             f.type_version = ov.type_version.unwrap_or(0);
             f.type_checksum = ov.type_checksum;
         }
+        if let Some(d) = &ov.description {
+            f.description = d.clone();
+        }
         Ok(f)
     }
 

@@ -111,6 +111,8 @@ pub(crate) struct PlanField {
     /// Type version and checksum of a user class (spec "Field Description").
     pub type_version: u32,
     pub type_checksum: Option<u32>,
+    /// The field description (spec "Field Description"); empty by default.
+    pub description: String,
     pub split: Option<bool>,
     pub index32: Option<bool>,
     pub real: Option<RealEncoding>,
@@ -290,7 +292,7 @@ impl Plan {
             name: f.name.clone(),
             type_name: f.type_name.clone(),
             type_alias: f.type_alias.clone(),
-            description: String::new(),
+            description: f.description.clone(),
             array_size,
             source_field_id: None,
             type_checksum: f.type_checksum,
@@ -375,6 +377,7 @@ pub(crate) fn node(
         order: Order::AsGiven,
         type_version: 0,
         type_checksum: None,
+        description: String::new(),
         split: None,
         index32: None,
         real: None,

@@ -1,0 +1,114 @@
+"""Shapes of ``arrays()``/``iterate()`` results that uproot users ask for:
+``how=`` (tuple, dict, zip), ``report=True`` on ``iterate``, datetime64
+fields written by ``rntuple`` (an ``std::int64_t`` whose description records
+the unit), and the library conversion of computed (expression) results."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import awkward as ak
+import numpy as np
+import pyarrow as pa
+
+from ._fields import Field
+
+__all__ = ["Report", "apply_how", "datetime_units", "to_library", "with_datetimes"]
+
+# What `_write_input.DATETIME_DESCRIPTION` writes.
+_DATETIME = re.compile(r"^datetime64\[(\w+)\]")
+_UNITS = ("s", "ms", "us", "ns")
+
+
+class Report:
+    """What ``iterate(report=True)`` yields beside each result, named as uproot's ``Report``."""
+
+    def __init__(self, file_path: str | None, name: str, start: int, stop: int) -> None:
+        self.file_path = file_path
+        self.name = name
+        self.tree_entry_start = self.global_entry_start = self.start = start
+        self.tree_entry_stop = self.global_entry_stop = self.stop = stop
+
+    def __repr__(self) -> str:
+        return f"<Report start={self.start} stop={self.stop} of {self.name!r} in {self.file_path!r}>"
+
+
+def datetime_units(fields: list[Field]) -> dict[str, str]:
+    """Top-level ``std::int64_t`` fields written from datetimes: display name -> unit."""
+    out = {}
+    for f in fields:
+        m = _DATETIME.match(f.description or "")
+        if m and f.type_name == "std::int64_t" and m.group(1) in _UNITS:
+            out[f.display_name] = m.group(1)
+    return out
+
+
+def with_datetimes(result: Any, units: dict[str, str]) -> Any:
+    """``result`` (awkward array or pyarrow table) with the datetime fields as datetime64 / timestamp."""
+    if not units:
+        return result
+    if isinstance(result, pa.Table):
+        for name, unit in units.items():
+            if name in result.column_names:
+                i = result.column_names.index(name)
+                result = result.set_column(i, name, result.column(i).cast(pa.timestamp(unit)))
+        return result
+    if isinstance(result, ak.Array) and result.fields:
+        columns = {}
+        for name in result.fields:
+            column = result[name]
+            if name in units:
+                column = ak.values_astype(column, np.dtype(f"datetime64[{units[name]}]"))
+            columns[name] = column
+        return ak.zip(columns, depth_limit=1)
+    return result
+
+
+def to_library(array: ak.Array, lib: str, index: np.ndarray) -> Any:
+    """A computed awkward result in ``lib``'s form; ``index``: the entry numbers (pandas' index)."""
+    from ._numpy import to_numpy_dict, to_pandas
+
+    if lib == "ak":
+        return array
+    if lib == "np":
+        return to_numpy_dict(array)
+    if lib == "pa":
+        return ak.to_arrow_table(array, extensionarray=False)
+    frame = to_pandas(array, 0)
+    frame.index = index
+    return frame
+
+
+def apply_how(result: Any, how: Any, lib: str) -> Any:
+    """uproot's ``how=``: ``tuple``/``"tuple"`` (the fields in order), ``dict``/``"dict"`` (by name),
+    ``"zip"`` (jagged fields ``X_a``, ``X_b``... of equal lengths zipped into records ``X``), or None."""
+    if how is None:
+        return result
+    if lib not in ("ak", "np"):
+        raise ValueError(f"how= applies to library='ak' and 'np', not {lib!r}")
+    names = list(result.fields) if lib == "ak" else list(result)
+    if how in (tuple, "tuple"):
+        return tuple(result[n] for n in names)
+    if how in (dict, "dict"):
+        return {n: result[n] for n in names}
+    if how == "zip" and lib == "ak":
+        return _zip_prefixes(result)
+    raise ValueError(f"how must be None, tuple, dict or 'zip' (library='ak'), not {how!r}")
+
+
+def _zip_prefixes(array: ak.Array) -> ak.Array:
+    groups: dict[str, list[str]] = {}
+    for name in array.fields:
+        prefix, sep, _ = name.partition("_")
+        if prefix and sep and array[name].ndim > 1:
+            groups.setdefault(prefix, []).append(name)
+    grouped = {m for members in groups.values() for m in members}
+    # as uproot's: the fields that are not zipped first, then the zipped groups
+    columns: dict[str, Any] = {name: array[name] for name in array.fields if name not in grouped}
+    for prefix, members in groups.items():
+        try:
+            columns[prefix] = ak.zip({m[len(prefix) + 1 :]: array[m] for m in members})
+        except ValueError:  # different lengths: left as they are
+            columns.update({m: array[m] for m in members})
+    return ak.zip(columns, depth_limit=1)
