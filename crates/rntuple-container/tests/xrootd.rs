@@ -1,0 +1,292 @@
+//! The XRootD backend against a real `xrootd` server (Debian's
+//! `xrootd-server`, installed by `.ci/services`) started on 127.0.0.1 at a
+//! free port, plus a fake redirector in this file that speaks real protocol
+//! bytes over TCP (handshake, `kXR_protocol`, `kXR_login`, then `kXR_wait`
+//! and `kXR_redirect` to the real server) for the redirect and wait paths.
+//!
+//! Everything shares one server, so it is one test that runs the sections
+//! in order; the server is stopped when the guard drops, also on failure.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rntuple_container::storage::{open_storage, ReadAt, TransportStats, XrootdFile};
+use rntuple_container::RootFile;
+use rntuple_format::Error;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/");
+const PHYSLITE: &str = "uproot-physlite-rntuple_v1-0-0-0.root";
+
+struct Server {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false)
+}
+
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Starts `xrootd` serving a world-readable temporary directory; fails (not
+/// skips) when the binary is missing.
+fn start_server() -> Server {
+    let exe = ["/usr/bin/xrootd", "/usr/local/bin/xrootd"].into_iter().find(|p| Path::new(p).exists());
+    let exe = exe.unwrap_or_else(|| panic!("the xrootd server is not installed: run .ci/services (Debian xrootd-server)"));
+    let dir = std::env::temp_dir().join(format!("rntuple-xrootd-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    chmod(&dir, 0o777);
+    chmod(&data, 0o755);
+    let port = free_port();
+    let cfg = dir.join("xrootd.cfg");
+    std::fs::write(
+        &cfg,
+        format!(
+            "all.adminpath {d}/admin\nall.pidpath {d}/run\nxrd.port {port}\noss.localroot {d}/data\nall.export /\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    chmod(&cfg, 0o644);
+    let mut cmd = Command::new(exe);
+    if is_root() {
+        // The daemon refuses to run as root.
+        cmd.args(["-R", "nobody"]);
+    }
+    let child = cmd
+        .arg("-c")
+        .arg(&cfg)
+        .arg("-l")
+        .arg(dir.join("xrootd.log"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server { child, port, dir };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "xrootd did not listen on port {port} within 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server
+}
+
+/// Copies a test file into the served tree and returns its absolute path
+/// there (the server's `oss.localroot` maps `/` to the data directory).
+fn serve(server: &Server, name: &str, bytes: &[u8]) -> String {
+    let path = server.dir.join("data").join(name);
+    std::fs::write(&path, bytes).unwrap();
+    chmod(&path, 0o644);
+    format!("/{name}")
+}
+
+/// Deterministic pseudo-random ranges (a 64-bit LCG), each inside `size`.
+fn ranges(n: usize, size: u64, max_len: u64, seed: u64) -> Vec<(u64, usize)> {
+    let mut x = seed;
+    let mut next = || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x >> 11
+    };
+    (0..n)
+        .map(|_| {
+            let len = 1 + next() % max_len;
+            let offset = next() % (size - len);
+            (offset, len as usize)
+        })
+        .collect()
+}
+
+fn delta(after: TransportStats, before: TransportStats) -> (u64, u64, u64) {
+    (
+        after.single_requests - before.single_requests,
+        after.vectored_requests - before.vectored_requests,
+        after.sub_ranges - before.sub_ranges,
+    )
+}
+
+#[test]
+fn xrootd_backend_against_a_real_server() {
+    let server = start_server();
+    let local = std::fs::read(PathBuf::from(DATA).join(PHYSLITE)).unwrap();
+    let path = serve(&server, PHYSLITE, &local);
+    let url = format!("root://127.0.0.1:{}/{path}", server.port);
+
+    // Size, identity and many single reads equal the local file.
+    let f = open_storage(&url).unwrap();
+    assert_eq!(f.size().unwrap(), local.len() as u64);
+    let id = f.identity().unwrap();
+    assert_eq!(id.size, local.len() as u64);
+    assert!(id.version.is_some(), "the modification time is the version");
+    let hints = f.hints();
+    assert_eq!((hints.coalesce_gap, hints.max_request), (512 << 10, 16 << 20));
+    let before = f.transport_stats().unwrap();
+    for &(offset, len) in &ranges(50, local.len() as u64, 100_000, 1) {
+        let mut buf = vec![0u8; len];
+        f.read_exact_at(offset, &mut buf).unwrap();
+        assert_eq!(buf, local[offset as usize..offset as usize + len], "range {offset}+{len}");
+    }
+    assert_eq!(delta(f.transport_stats().unwrap(), before), (50, 0, 0), "one kXR_read per single read");
+
+    // 300 ranges fit one kXR_readv: exactly one vectored request.
+    let rs = ranges(300, local.len() as u64, 5000, 2);
+    let before = f.transport_stats().unwrap();
+    let total: usize = rs.iter().map(|r| r.1).sum();
+    let mut out = vec![0u8; total];
+    f.read_ranges_into(&rs, &mut out).unwrap();
+    assert_eq!(delta(f.transport_stats().unwrap(), before), (0, 1, 300));
+    let expected: Vec<u8> = rs.iter().flat_map(|&(o, l)| local[o as usize..o as usize + l].to_vec()).collect();
+    assert!(out == expected, "readv bytes differ from the local file");
+
+    // 2500 ranges: more than the 1024 chunks one kXR_readv may carry, so
+    // 1024 + 1024 + 452 in three requests.
+    let rs = ranges(2500, local.len() as u64, 700, 3);
+    let before = f.transport_stats().unwrap();
+    let got = f.read_ranges(&rs).unwrap();
+    assert_eq!(delta(f.transport_stats().unwrap(), before), (0, 3, 2500));
+    for (i, &(o, l)) in rs.iter().enumerate() {
+        assert_eq!(got[i], local[o as usize..o as usize + l], "range {i}");
+    }
+
+    // A range larger than one readv chunk (2 MiB - 16) is split and rejoined:
+    // a 6 MiB file, ranges of 5 MB + 10 + 3 MB = 3 + 1 + 2 chunks in one request.
+    let big: Vec<u8> = local.iter().chain(&local).chain(&local).copied().collect();
+    let big_url = format!("xroot://127.0.0.1:{}/{}", server.port, serve(&server, "big.bin", &big));
+    let g = XrootdFile::open(&big_url).unwrap();
+    let rs = [(1000u64, 5_000_000usize), (7, 10), (big.len() as u64 - 3_000_000, 3_000_000)];
+    let got = g.read_ranges(&rs).unwrap();
+    let s = g.transport_stats().unwrap();
+    assert_eq!((s.single_requests, s.vectored_requests, s.sub_ranges), (0, 1, 6));
+    for (i, &(o, l)) in rs.iter().enumerate() {
+        assert!(got[i] == big[o as usize..o as usize + l], "range {i}");
+    }
+    // One range of 5 MB is one kXR_read.
+    let mut one = vec![0u8; 5_000_000];
+    g.read_exact_at(123, &mut one).unwrap();
+    assert!(one == big[123..5_000_123]);
+    assert_eq!(g.transport_stats().unwrap().single_requests, 1);
+    // Past the end: refused before anything is sent.
+    assert!(matches!(g.read_exact_at(big.len() as u64 - 1, &mut [0u8; 2]), Err(Error::Truncated { .. })));
+
+    // The container reads the ROOT file over the URL.
+    let rf = RootFile::open(&url).unwrap();
+    assert!(!rf.keys().unwrap().is_empty());
+
+    // A missing file: NotFound naming the URL.
+    let missing = format!("root://127.0.0.1:{}//no/such/file.root", server.port);
+    match open_storage(&missing) {
+        Err(err @ Error::Io { .. }) => {
+            let Error::Io { source, .. } = &err else { unreachable!() };
+            assert_eq!(source.kind(), std::io::ErrorKind::NotFound, "{err}");
+            assert!(err.to_string().contains(&missing), "{err}");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Nothing listening: a clear error naming the URL, after bounded retries.
+    let down = format!("root://127.0.0.1:{}//f.root", free_port());
+    let t = Instant::now();
+    let err = open_storage(&down).unwrap_err();
+    assert!(err.to_string().contains(&down) && err.to_string().contains("after 4 attempts"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+
+    redirect_and_wait(&server, &path, &local);
+    redirect_loop();
+}
+
+/// A fake redirector: answers the handshake, `kXR_protocol` and `kXR_login`
+/// like a manager, then `kXR_open` with `kXR_wait` (first connection) and
+/// `kXR_redirect` to `target_port` (later ones); or redirects to itself
+/// forever when `target_port` is its own port.
+fn fake_redirector(target: impl Fn(u16) -> u16 + Send + 'static) -> (u16, std::sync::Arc<std::sync::atomic::AtomicU32>) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let opens = std::sync::Arc::new(AtomicU32::new(0));
+    let counter = opens.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut s) = conn else { return };
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let target = target(port);
+            let _ = (|| -> std::io::Result<()> {
+                let mut hs = [0u8; 20];
+                s.read_exact(&mut hs)?;
+                // Handshake answer: streamid 0, kXR_ok, dlen 8, protover, msgval (1 = data server... 0 = redirector).
+                s.write_all(&[0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 5, 0x20, 0, 0, 0, 0])?;
+                loop {
+                    let mut h = [0u8; 24];
+                    s.read_exact(&mut h)?;
+                    let code = u16::from_be_bytes([h[2], h[3]]);
+                    let dlen = u32::from_be_bytes([h[20], h[21], h[22], h[23]]) as usize;
+                    let mut body = vec![0u8; dlen];
+                    s.read_exact(&mut body)?;
+                    let answer = |status: u16, data: &[u8]| {
+                        let mut a = vec![h[0], h[1]];
+                        a.extend_from_slice(&status.to_be_bytes());
+                        a.extend_from_slice(&(data.len() as u32).to_be_bytes());
+                        a.extend_from_slice(data);
+                        a
+                    };
+                    let reply = match code {
+                        3006 => answer(0, &[0, 0, 5, 0x20, 0, 0, 0, 2]),
+                        3007 => answer(0, &[7u8; 16]),
+                        3010 if n == 0 => answer(4005, &[0, 0, 0, 1, b'b', b'u', b's', b'y']),
+                        3010 => {
+                            let mut r = (target as u32).to_be_bytes().to_vec();
+                            r.extend_from_slice(b"127.0.0.1?from=fake");
+                            answer(4004, &r)
+                        }
+                        _ => answer(4003, b"\0\0\x0b\xb6unsupported here\0"),
+                    };
+                    s.write_all(&reply)?;
+                }
+            })();
+        }
+    });
+    (port, opens)
+}
+
+fn redirect_and_wait(server: &Server, path: &str, local: &[u8]) {
+    let real = server.port;
+    let (port, opens) = fake_redirector(move |_| real);
+    let url = format!("root://127.0.0.1:{port}/{path}");
+    let t = Instant::now();
+    let f = open_storage(&url).unwrap();
+    assert!(t.elapsed() >= Duration::from_secs(1), "kXR_wait of 1 s honoured");
+    // First connection answered kXR_wait, the second kXR_redirect.
+    assert_eq!(opens.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(f.size().unwrap(), local.len() as u64);
+    let got = f.read_ranges(&[(0, 100), (10_000, 5000)]).unwrap();
+    assert_eq!(got[0], local[..100]);
+    assert_eq!(got[1], local[10_000..15_000]);
+}
+
+fn redirect_loop() {
+    let (port, _) = fake_redirector(|own| own);
+    let url = format!("root://127.0.0.1:{port}//loop.root");
+    let err = open_storage(&url).unwrap_err();
+    assert!(err.to_string().contains(&url) && err.to_string().contains("more than 10 redirects"), "{err}");
+}
