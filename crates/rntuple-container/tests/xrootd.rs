@@ -214,27 +214,30 @@ fn xrootd_backend_against_a_real_server() {
 
     redirect_and_wait(&server, &path, &local);
     redirect_loop();
+    hostile_answers();
 }
 
-/// A fake redirector: answers the handshake, `kXR_protocol` and `kXR_login`
-/// like a manager, then `kXR_open` with `kXR_wait` (first connection) and
-/// `kXR_redirect` to `target_port` (later ones); or redirects to itself
-/// forever when `target_port` is its own port.
-fn fake_redirector(target: impl Fn(u16) -> u16 + Send + 'static) -> (u16, std::sync::Arc<std::sync::atomic::AtomicU32>) {
+/// A fake server speaking real protocol bytes: it answers the handshake,
+/// `kXR_protocol` and `kXR_login` like an XRootD server, and every other
+/// request with what `answer(own port, connection, request code, header,
+/// body)`
+/// gives (a status and a body). Returns its port and the connections seen.
+fn fake_server(
+    answer: impl Fn(u16, u32, u16, &[u8; 24], &[u8]) -> (u16, Vec<u8>) + Send + Sync + 'static,
+) -> (u16, std::sync::Arc<std::sync::atomic::AtomicU32>) {
     use std::sync::atomic::{AtomicU32, Ordering};
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let opens = std::sync::Arc::new(AtomicU32::new(0));
-    let counter = opens.clone();
+    let connections = std::sync::Arc::new(AtomicU32::new(0));
+    let counter = connections.clone();
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(mut s) = conn else { return };
             let n = counter.fetch_add(1, Ordering::SeqCst);
-            let target = target(port);
             let _ = (|| -> std::io::Result<()> {
                 let mut hs = [0u8; 20];
                 s.read_exact(&mut hs)?;
-                // Handshake answer: streamid 0, kXR_ok, dlen 8, protover, msgval (1 = data server... 0 = redirector).
+                // Handshake answer: streamid 0, kXR_ok, dlen 8, protover 0x520, msgval.
                 s.write_all(&[0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 5, 0x20, 0, 0, 0, 0])?;
                 loop {
                     let mut h = [0u8; 24];
@@ -243,35 +246,35 @@ fn fake_redirector(target: impl Fn(u16) -> u16 + Send + 'static) -> (u16, std::s
                     let dlen = u32::from_be_bytes([h[20], h[21], h[22], h[23]]) as usize;
                     let mut body = vec![0u8; dlen];
                     s.read_exact(&mut body)?;
-                    let answer = |status: u16, data: &[u8]| {
-                        let mut a = vec![h[0], h[1]];
-                        a.extend_from_slice(&status.to_be_bytes());
-                        a.extend_from_slice(&(data.len() as u32).to_be_bytes());
-                        a.extend_from_slice(data);
-                        a
+                    let (status, data) = match code {
+                        3006 => (0, vec![0, 0, 5, 0x20, 0, 0, 0, 2]),
+                        3007 => (0, vec![7u8; 16]),
+                        _ => answer(port, n, code, &h, &body),
                     };
-                    let reply = match code {
-                        3006 => answer(0, &[0, 0, 5, 0x20, 0, 0, 0, 2]),
-                        3007 => answer(0, &[7u8; 16]),
-                        3010 if n == 0 => answer(4005, &[0, 0, 0, 1, b'b', b'u', b's', b'y']),
-                        3010 => {
-                            let mut r = (target as u32).to_be_bytes().to_vec();
-                            r.extend_from_slice(b"127.0.0.1?from=fake");
-                            answer(4004, &r)
-                        }
-                        _ => answer(4003, b"\0\0\x0b\xb6unsupported here\0"),
-                    };
-                    s.write_all(&reply)?;
+                    let mut a = vec![h[0], h[1]];
+                    a.extend_from_slice(&status.to_be_bytes());
+                    a.extend_from_slice(&(data.len() as u32).to_be_bytes());
+                    a.extend_from_slice(&data);
+                    s.write_all(&a)?;
                 }
             })();
         }
     });
-    (port, opens)
+    (port, connections)
+}
+
+/// A redirector: `kXR_open` is answered with `kXR_wait` 1 s on the first
+/// connection and `kXR_redirect` to `target(own port)` on later ones.
+fn fake_redirector(target: u16) -> (u16, std::sync::Arc<std::sync::atomic::AtomicU32>) {
+    fake_server(move |_, n, code, _, _| match code {
+        3010 if n == 0 => (4005, [&1u32.to_be_bytes()[..], b"busy"].concat()),
+        3010 => (4004, [&u32::from(target).to_be_bytes()[..], b"127.0.0.1?from=fake"].concat()),
+        _ => (4003, [&3013u32.to_be_bytes()[..], b"unsupported here\0"].concat()),
+    })
 }
 
 fn redirect_and_wait(server: &Server, path: &str, local: &[u8]) {
-    let real = server.port;
-    let (port, opens) = fake_redirector(move |_| real);
+    let (port, opens) = fake_redirector(server.port);
     let url = format!("root://127.0.0.1:{port}/{path}");
     let t = Instant::now();
     let f = open_storage(&url).unwrap();
@@ -285,8 +288,68 @@ fn redirect_and_wait(server: &Server, path: &str, local: &[u8]) {
 }
 
 fn redirect_loop() {
-    let (port, _) = fake_redirector(|own| own);
+    // A redirector that redirects to itself, forever.
+    let (port, _) = fake_server(|own, _, _, _, _| (4004, [&u32::from(own).to_be_bytes()[..], b"127.0.0.1"].concat()));
     let url = format!("root://127.0.0.1:{port}//loop.root");
     let err = open_storage(&url).unwrap_err();
     assert!(err.to_string().contains(&url) && err.to_string().contains("more than 10 redirects"), "{err}");
+}
+
+/// A server that opens a 1000-byte file, then answers reads wrongly.
+fn liar(mode: &'static str) -> String {
+    let (port, _) = fake_server(move |_, _, code, h, body| {
+        let rlen = u32::from_be_bytes([h[16], h[17], h[18], h[19]]) as usize;
+        match (code, mode) {
+            (3010, _) => (0, [&[1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0][..], b"1 1000 16 5\0"].concat()),
+            (3013, "long") => (0, vec![0u8; rlen + 10]),
+            (3013, "short") => (0, vec![0u8; rlen - 1]),
+            (3025, _) => {
+                // Echo the first read_list element (shifted by one byte when
+                // lying about the offset) with its data; drop the others.
+                let mut item = body[..16].to_vec();
+                if mode == "wrong" {
+                    item[15] = item[15].wrapping_add(1);
+                }
+                let len = u32::from_be_bytes([item[4], item[5], item[6], item[7]]) as usize;
+                (0, [item, vec![0u8; len]].concat())
+            }
+            _ => (4003, [&3013u32.to_be_bytes()[..], b"no\0"].concat()),
+        }
+    });
+    format!("root://127.0.0.1:{port}//liar.root")
+}
+
+fn hostile_answers() {
+    let url = liar("long");
+    let f = open_storage(&url).unwrap();
+    assert_eq!(f.size().unwrap(), 1000);
+    match f.read_exact_at(0, &mut [0u8; 100]) {
+        Err(err @ Error::WouldOverAllocate { requested: 110, limit: 100, .. }) => {
+            assert!(err.to_string().contains(&url), "{err}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let url = liar("short");
+    let f = open_storage(&url).unwrap();
+    match f.read_exact_at(100, &mut [0u8; 50]) {
+        Err(err @ Error::Truncated { needed: 50, available: 49, .. }) => {
+            let Error::Truncated { location, .. } = &err else { unreachable!() };
+            assert_eq!(location.offset, Some(100));
+            assert!(err.to_string().contains(&url), "{err}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // readv: only the first of two chunks comes back.
+    match f.read_ranges(&[(0, 10), (20, 10)]) {
+        Err(err @ Error::Truncated { .. }) => assert!(err.to_string().contains(&url), "{err}"),
+        other => panic!("{other:?}"),
+    }
+    let url = liar("wrong");
+    let f = open_storage(&url).unwrap();
+    match f.read_ranges(&[(0, 10), (20, 10)]) {
+        Err(err @ Error::OutOfSpec { .. }) => {
+            assert!(err.to_string().contains(&url) && err.to_string().contains("kXR_readv answer chunk 0"), "{err}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
