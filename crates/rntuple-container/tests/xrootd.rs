@@ -215,6 +215,7 @@ fn xrootd_backend_against_a_real_server() {
     redirect_and_wait(&server, &path, &local);
     redirect_loop();
     hostile_answers();
+    parallel_readv();
 }
 
 /// A fake server speaking real protocol bytes: it answers the handshake,
@@ -230,11 +231,13 @@ fn fake_server(
     let port = listener.local_addr().unwrap().port();
     let connections = std::sync::Arc::new(AtomicU32::new(0));
     let counter = connections.clone();
+    let answer = std::sync::Arc::new(answer);
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(mut s) = conn else { return };
             let n = counter.fetch_add(1, Ordering::SeqCst);
-            let _ = (|| -> std::io::Result<()> {
+            let answer = answer.clone();
+            std::thread::spawn(move || -> std::io::Result<()> {
                 let mut hs = [0u8; 20];
                 s.read_exact(&mut hs)?;
                 // Handshake answer: streamid 0, kXR_ok, dlen 8, protover 0x520, msgval.
@@ -257,7 +260,7 @@ fn fake_server(
                     a.extend_from_slice(&data);
                     s.write_all(&a)?;
                 }
-            })();
+            });
         }
     });
     (port, connections)
@@ -351,5 +354,36 @@ fn hostile_answers() {
             assert!(err.to_string().contains(&url) && err.to_string().contains("kXR_readv answer chunk 0"), "{err}")
         }
         other => panic!("{other:?}"),
+    }
+}
+
+/// Four `kXR_readv` requests of one vectored read go out at once on four
+/// connections: with a server that takes 0.5 s per answer, the read takes
+/// about 0.5 s, not 2 s.
+fn parallel_readv() {
+    let (port, connections) = fake_server(|_, _, code, _, body| match code {
+        3010 => (0, [&[1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0][..], b"1 100000 16 5\0"].concat()),
+        3025 => {
+            std::thread::sleep(Duration::from_millis(500));
+            let mut answer = Vec::new();
+            for item in body.chunks(16) {
+                let len = u32::from_be_bytes([item[4], item[5], item[6], item[7]]) as usize;
+                answer.extend_from_slice(item);
+                answer.extend(std::iter::repeat_n(item[15], len));
+            }
+            (0, answer)
+        }
+        _ => (4003, [&3013u32.to_be_bytes()[..], b"no\0"].concat()),
+    });
+    let f = open_storage(&format!("root://127.0.0.1:{port}//slow.root")).unwrap();
+    let rs: Vec<(u64, usize)> = (0..4 * 1024).map(|i| (i * 20, 2)).collect();
+    let t = Instant::now();
+    let got = f.read_ranges(&rs).unwrap();
+    let elapsed = t.elapsed();
+    assert_eq!(f.transport_stats().unwrap().vectored_requests, 4);
+    assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}: the 4 requests were not in flight together");
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 4);
+    for (i, &(o, _)) in rs.iter().enumerate() {
+        assert_eq!(got[i], [o as u8; 2], "range {i}");
     }
 }

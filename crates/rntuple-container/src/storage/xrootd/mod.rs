@@ -8,8 +8,10 @@
 //! * `root://host[:port]//abs/path[?opaque]` (port 1094 by default); one
 //!   slash after the host means the same absolute path. The query goes to
 //!   the server with `kXR_open` as opaque data.
-//! * One connection, one request at a time (a mutex). A broken connection
-//!   is opened again (from the URL's host, following redirects anew) up to
+//! * Up to [`MAX_IN_FLIGHT`] connections, opened as needed, one request at
+//!   a time on each: concurrent callers, and the `kXR_readv` requests of one
+//!   large vectored read, go out in parallel. A broken connection is opened
+//!   again (from the URL's host, following redirects anew) up to
 //!   [`MAX_RETRIES`] times with a doubling backoff; a timeout is not retried.
 //! * Timeout on connect and on every read of the socket:
 //!   `RNTUPLE_XROOTD_TIMEOUT` seconds, 60 by default.
@@ -19,15 +21,18 @@
 
 mod client;
 mod protocol;
+mod readv;
 
 use std::io;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use rntuple_format::{Error, Location, Result};
 
 use self::client::{Conn, Fail, Reply};
 use self::protocol::{self as p, Stat};
+use self::readv::{Piece, ReadvParser};
 use super::{check_range, check_ranges_into, Backend, Identity, IoHints, ReadAt, TransportCounters, TransportStats};
 
 /// Default port of `root://` URLs.
@@ -42,12 +47,16 @@ pub const MAX_WAIT_SECONDS: u32 = 30;
 pub const MAX_RETRIES: u32 = 3;
 /// Largest `kXR_read` sent at once; longer reads are split.
 const MAX_READ: usize = 64 << 20;
+/// Connections (each with one request in flight) per open file.
+pub const MAX_IN_FLIGHT: usize = 4;
 
 /// Request shape for an XRootD server: reading through a gap of up to
 /// 512 KiB costs a few milliseconds at WAN rates, less than the round trip a
 /// second request costs; 16 MiB per request keeps the bytes in flight
-/// bounded while a `kXR_readv` of up to 1024 chunks amortizes the latency.
-pub const XROOTD_HINTS: IoHints = IoHints { coalesce_gap: 512 << 10, max_request: 16 << 20, max_in_flight: 1 };
+/// bounded while a `kXR_readv` of up to 1024 chunks amortizes the latency;
+/// [`MAX_IN_FLIGHT`] requests at once on as many connections.
+pub const XROOTD_HINTS: IoHints =
+    IoHints { coalesce_gap: 512 << 10, max_request: 16 << 20, max_in_flight: MAX_IN_FLIGHT };
 
 /// The built-in backend of `root://` and `xroot://`.
 #[derive(Debug, Default)]
@@ -124,11 +133,11 @@ struct Session {
     fhandle: [u8; 4],
 }
 
+/// One connection slot: where it points and its open session, if any.
 #[derive(Debug)]
 struct State {
     target: Target,
     session: Option<Session>,
-    stat: Option<Stat>,
 }
 
 /// A file on an XRootD server, open for reading.
@@ -142,17 +151,11 @@ pub struct XrootdFile {
     timeout: Duration,
     size: u64,
     mtime: u64,
-    state: Mutex<State>,
+    /// The stat of the first open; later opens must match it.
+    stat: OnceLock<Stat>,
+    slots: Vec<Mutex<State>>,
+    next_slot: AtomicUsize,
     counters: TransportCounters,
-}
-
-/// One piece of a vectored read: where it is in the file and where it goes.
-#[derive(Debug, Clone, Copy)]
-struct Piece {
-    offset: u64,
-    len: usize,
-    dest: usize,
-    at: usize,
 }
 
 impl XrootdFile {
@@ -165,7 +168,9 @@ impl XrootdFile {
     pub fn open_with_timeout(url: &str, timeout: Duration) -> Result<Self> {
         let (host, port, path) = parse_url(url)?;
         let user = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "rntuple".into());
-        let target = Target { host: host.clone(), port, opaque: None };
+        let slots = (0..MAX_IN_FLIGHT)
+            .map(|_| Mutex::new(State { target: Target { host: host.clone(), port, opaque: None }, session: None }))
+            .collect();
         let mut file = XrootdFile {
             url: url.to_string(),
             host,
@@ -175,18 +180,31 @@ impl XrootdFile {
             timeout,
             size: 0,
             mtime: 0,
-            state: Mutex::new(State { target, session: None, stat: None }),
+            stat: OnceLock::new(),
+            slots,
+            next_slot: AtomicUsize::new(0),
             counters: TransportCounters::default(),
         };
-        let stat = {
-            let mut st = file.state.lock().unwrap_or_else(PoisonError::into_inner);
-            file.run(&mut st, "open", None, &mut |_, _| Ok(Reply::Done))?;
-            st.stat.clone()
-        };
+        file.run(&mut file.slot(0), "open", None, &mut |_, _| Ok(Reply::Done))?;
+        let stat = file.stat.get().cloned();
         let stat = stat.ok_or_else(|| Error::out_of_spec("no stat information after open", file.loc(None)))?;
         file.size = stat.size;
         file.mtime = stat.mtime;
         Ok(file)
+    }
+
+    fn slot(&self, i: usize) -> MutexGuard<'_, State> {
+        self.slots[i % self.slots.len()].lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A free connection slot if there is one, else the next in turn.
+    fn any_slot(&self) -> MutexGuard<'_, State> {
+        for s in &self.slots {
+            if let Ok(guard) = s.try_lock() {
+                return guard;
+            }
+        }
+        self.slot(self.next_slot.fetch_add(1, Ordering::Relaxed))
     }
 
     fn loc(&self, offset: Option<u64>) -> Location {
@@ -238,7 +256,7 @@ impl XrootdFile {
         if stat.flags & p::KXR_IS_DIR != 0 {
             return Err(Fail::Fatal(Error::InvalidArgument { message: format!("{}: is a directory", self.url) }));
         }
-        if let Some(old) = &st.stat {
+        if let Some(old) = self.stat.get() {
             if (old.size, old.mtime) != (stat.size, stat.mtime) {
                 return Err(Fail::Fatal(Error::io(
                     self.context("reopen", None),
@@ -249,7 +267,7 @@ impl XrootdFile {
                 )));
             }
         }
-        st.stat = Some(stat);
+        let _ = self.stat.set(stat);
         Ok(Ok(Session { conn, fhandle }))
     }
 
@@ -337,48 +355,85 @@ impl XrootdFile {
         Error::io(self.context(what, offset), io::Error::new(kind, format!("{msg} ({}, {code})", p::error_name(code))))
     }
 
-    /// Reads `pieces` (each at most [`p::READV_MAX_CHUNK`] bytes when more
-    /// than one) into `dests`: one `kXR_read` for a lone piece, else
-    /// `kXR_readv` requests of up to [`p::READV_MAX_CHUNKS`] pieces.
-    fn fetch(&self, pieces: &[Piece], dests: &mut [&mut [u8]]) -> Result<()> {
-        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if let [one] = pieces {
-            for start in (0..one.len).step_by(MAX_READ) {
-                let len = (one.len - start).min(MAX_READ);
-                let offset = one.offset + start as u64;
-                let dest = &mut dests[one.dest][one.at + start..one.at + start + len];
-                self.run(&mut st, "read", Some(offset), &mut |conn, fh| {
-                    let mut got = 0usize;
-                    let reply = conn.call(|s| p::read(s, fh, offset, len as u32), len as u64, &mut |b| {
-                        dest[got..got + b.len()].copy_from_slice(b);
-                        got += b.len();
-                        Ok(())
-                    })?;
-                    if matches!(reply, Reply::Done) && got != len {
-                        return Err(Fail::Fatal(self.short(offset, len, got)));
-                    }
-                    Ok(reply)
-                })?;
-                self.counters.single(len as u64);
+    /// Reads `ranges` one after the other into `out`: one `kXR_read` for a
+    /// lone range, else `kXR_readv` requests of up to
+    /// [`p::READV_MAX_CHUNKS`] chunks, in parallel on up to
+    /// [`MAX_IN_FLIGHT`] connections.
+    fn fetch(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {
+        if let [(offset, _)] = ranges {
+            let mut st = self.any_slot();
+            for (i, dest) in out.chunks_mut(MAX_READ).enumerate() {
+                self.read_one(&mut st, offset + (i * MAX_READ) as u64, dest)?;
             }
             return Ok(());
         }
-        for batch in pieces.chunks(p::READV_MAX_CHUNKS) {
-            let wire: Vec<(u64, u32)> = batch.iter().map(|c| (c.offset, c.len as u32)).collect();
-            let payload: usize = batch.iter().map(|c| c.len).sum();
-            let expected = (payload + batch.len() * p::READV_ITEM_LEN) as u64;
-            let first = batch.first().map(|c| c.offset);
-            self.run(&mut st, "vectored read", first, &mut |conn, fh| {
-                let mut parser = ReadvParser { batch, next: 0, head: Vec::with_capacity(16), left: 0, at: 0 };
-                let reply = conn.call(|s| p::readv(s, fh, &wire), expected, &mut |b| parser.feed(b, dests, self))?;
-                if matches!(reply, Reply::Done) && (parser.next != batch.len() || parser.left != 0) {
-                    let c = batch.get(parser.next.saturating_sub(1)).copied().unwrap_or(batch[0]);
-                    return Err(Fail::Fatal(self.short(c.offset, c.len, c.len - parser.left)));
-                }
-                Ok(reply)
-            })?;
-            self.counters.vectored(batch.len() as u64, payload as u64);
+        let pieces = readv::plan(ranges);
+        let mut batches = readv::batches(&pieces, out);
+        if batches.len() <= 1 {
+            let mut st = self.any_slot();
+            return batches.iter_mut().try_for_each(|(batch, region)| self.read_vector(&mut st, batch, region));
         }
+        let workers = batches.len().min(self.slots.len());
+        let mut groups: Vec<Vec<(Vec<Piece>, &mut [u8])>> = (0..workers).map(|_| Vec::new()).collect();
+        for (i, b) in batches.into_iter().enumerate() {
+            groups[i % workers].push(b);
+        }
+        let results: Vec<Result<()>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = groups
+                .into_iter()
+                .enumerate()
+                .map(|(w, group)| {
+                    scope.spawn(move || {
+                        let mut st = self.slot(w);
+                        group.into_iter().try_for_each(|(batch, region)| self.read_vector(&mut st, &batch, region))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::io(self.context("vectored read", None), io::Error::other("a reader thread panicked")))
+                    })
+                })
+                .collect()
+        });
+        results.into_iter().collect()
+    }
+
+    /// One `kXR_read` (3013) of `dest.len()` bytes at `offset`.
+    fn read_one(&self, st: &mut State, offset: u64, dest: &mut [u8]) -> Result<()> {
+        let len = dest.len();
+        self.run(st, "read", Some(offset), &mut |conn, fh| {
+            let mut got = 0usize;
+            let reply = conn.call(|s| p::read(s, fh, offset, len as u32), len as u64, &mut |b| {
+                dest[got..got + b.len()].copy_from_slice(b);
+                got += b.len();
+                Ok(())
+            })?;
+            if matches!(reply, Reply::Done) && got != len {
+                return Err(Fail::Fatal(self.short(offset, len, got)));
+            }
+            Ok(reply)
+        })?;
+        self.counters.single(len as u64);
+        Ok(())
+    }
+
+    /// One `kXR_readv` (3025) of `batch` into `region`.
+    fn read_vector(&self, st: &mut State, batch: &[Piece], region: &mut [u8]) -> Result<()> {
+        let wire: Vec<(u64, u32)> = batch.iter().map(|c| (c.offset, c.len as u32)).collect();
+        let expected = (region.len() + batch.len() * p::READV_ITEM_LEN) as u64;
+        let first = batch.first().map(|c| c.offset);
+        self.run(st, "vectored read", first, &mut |conn, fh| {
+            let mut parser = ReadvParser::new(batch);
+            let reply = conn.call(|s| p::readv(s, fh, &wire), expected, &mut |b| parser.feed(b, region, &self.url))?;
+            if let (Reply::Done, Some((offset, len, got))) = (&reply, parser.missing()) {
+                return Err(Fail::Fatal(self.short(offset, len, got)));
+            }
+            Ok(reply)
+        })?;
+        self.counters.vectored(batch.len() as u64, region.len() as u64);
         Ok(())
     }
 
@@ -388,76 +443,6 @@ impl XrootdFile {
             available: got as u64,
             location: Location::new(format!("{}: short answer from the server", self.url), Some(offset)),
         }
-    }
-
-    /// Splits `ranges` into pieces the protocol accepts, each aimed at its
-    /// destination buffer.
-    fn plan(ranges: &[(u64, usize)], dests_share_one: bool) -> Vec<Piece> {
-        let mut pieces = Vec::new();
-        let mut at_total = 0usize;
-        for (i, &(offset, len)) in ranges.iter().enumerate() {
-            let (dest, base) = if dests_share_one { (0, at_total) } else { (i, 0) };
-            let mut start = 0usize;
-            while start < len {
-                let n = (len - start).min(p::READV_MAX_CHUNK);
-                pieces.push(Piece { offset: offset + start as u64, len: n, dest, at: base + start });
-                start += n;
-            }
-            at_total += len;
-        }
-        pieces
-    }
-}
-
-/// Streams a `kXR_readv` answer (a sequence of `read_list` headers, each
-/// followed by its data, across any number of `kXR_oksofar` parts) into the
-/// destinations, checking each header against the piece asked for.
-struct ReadvParser<'a> {
-    batch: &'a [Piece],
-    next: usize,
-    head: Vec<u8>,
-    left: usize,
-    at: usize,
-}
-
-impl ReadvParser<'_> {
-    fn feed(&mut self, mut b: &[u8], dests: &mut [&mut [u8]], file: &XrootdFile) -> std::result::Result<(), Fail> {
-        while !b.is_empty() {
-            if self.left == 0 {
-                let take = (p::READV_ITEM_LEN - self.head.len()).min(b.len());
-                self.head.extend_from_slice(&b[..take]);
-                b = &b[take..];
-                if self.head.len() < p::READV_ITEM_LEN {
-                    return Ok(());
-                }
-                let h = &self.head;
-                let rlen = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as usize;
-                let offset = u64::from_be_bytes([h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]]);
-                let want = self.batch.get(self.next).copied();
-                match want {
-                    Some(c) if c.offset == offset && c.len == rlen => {
-                        self.left = rlen;
-                        self.at = c.at;
-                    }
-                    _ => {
-                        return Err(Fail::Fatal(Error::out_of_spec(
-                            format!("kXR_readv answer chunk {} is {rlen} bytes at {offset}, asked for {want:?}", self.next),
-                            file.loc(Some(offset)),
-                        )))
-                    }
-                }
-                self.head.clear();
-                self.next += 1;
-                continue;
-            }
-            let c = self.batch[self.next - 1];
-            let n = self.left.min(b.len());
-            dests[c.dest][self.at..self.at + n].copy_from_slice(&b[..n]);
-            self.at += n;
-            self.left -= n;
-            b = &b[n..];
-        }
-        Ok(())
     }
 }
 
@@ -471,8 +456,7 @@ impl ReadAt for XrootdFile {
         if buf.is_empty() {
             return Ok(());
         }
-        let piece = Piece { offset, len: buf.len(), dest: 0, at: 0 };
-        self.fetch(&[piece], &mut [buf])
+        self.fetch(&[(offset, buf.len())], buf)
     }
 
     fn identity(&self) -> Result<Identity> {
@@ -487,34 +471,42 @@ impl ReadAt for XrootdFile {
         Some(self.counters.snapshot())
     }
 
+    /// Reads into one buffer (see [`ReadAt::read_ranges_into`]), then hands
+    /// out a copy of each range.
     fn read_ranges(&self, ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
+        let mut total = 0usize;
         for &(offset, len) in ranges {
             check_range(offset, len as u64, self.size, "vectored read")?;
+            total = total.saturating_add(len);
         }
-        let mut out: Vec<Vec<u8>> = ranges.iter().map(|&(_, len)| vec![0u8; len]).collect();
-        let mut dests: Vec<&mut [u8]> = out.iter_mut().map(|v| v.as_mut_slice()).collect();
-        let pieces = Self::plan(ranges, false);
-        if !pieces.is_empty() {
-            self.fetch(&pieces, &mut dests)?;
-        }
-        Ok(out)
+        let mut all = vec![0u8; total];
+        self.read_ranges_into(ranges, &mut all)?;
+        let mut at = 0usize;
+        Ok(ranges
+            .iter()
+            .map(|&(_, len)| {
+                at += len;
+                all[at - len..at].to_vec()
+            })
+            .collect())
     }
 
     fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {
         check_ranges_into(ranges, self.size, out.len())?;
-        let pieces = Self::plan(ranges, true);
-        if pieces.is_empty() {
+        if out.is_empty() {
             return Ok(());
         }
-        self.fetch(&pieces, &mut [out])
+        self.fetch(ranges, out)
     }
 }
 
 impl Drop for XrootdFile {
     fn drop(&mut self) {
-        let st = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-        if let Some(s) = st.session.as_mut() {
-            s.conn.close(s.fhandle);
+        for slot in &mut self.slots {
+            let st = slot.get_mut().unwrap_or_else(PoisonError::into_inner);
+            if let Some(s) = st.session.as_mut() {
+                s.conn.close(s.fhandle);
+            }
         }
     }
 }
@@ -533,17 +525,5 @@ mod tests {
         for bad in ["root://h", "root://h/", "root://h:x//f", "root://:1//f", "http://h//f", "root://h:0//f"] {
             assert!(matches!(parse_url(bad), Err(Error::InvalidArgument { .. })), "{bad}");
         }
-    }
-
-    #[test]
-    fn plans_pieces_within_readv_limits() {
-        let big = p::READV_MAX_CHUNK * 2 + 5;
-        let pieces = XrootdFile::plan(&[(0, 10), (100, big), (0, 0)], true);
-        let shape: Vec<(u64, usize, usize)> = pieces.iter().map(|c| (c.offset, c.len, c.at)).collect();
-        let m = p::READV_MAX_CHUNK;
-        assert_eq!(
-            shape,
-            vec![(0, 10, 0), (100, m, 10), (100 + m as u64, m, 10 + m), (100 + 2 * m as u64, 5, 10 + 2 * m)]
-        );
     }
 }
