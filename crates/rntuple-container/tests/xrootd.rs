@@ -7,6 +7,8 @@
 //! Everything shares one server, so it is one test that runs the sections
 //! in order; the server is stopped when the guard drops, also on failure.
 
+#![allow(clippy::unwrap_used, clippy::panic)]
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
@@ -53,7 +55,8 @@ fn chmod(path: &Path, mode: u32) {
 /// skips) when the binary is missing.
 fn start_server() -> Server {
     let exe = ["/usr/bin/xrootd", "/usr/local/bin/xrootd"].into_iter().find(|p| Path::new(p).exists());
-    let exe = exe.unwrap_or_else(|| panic!("the xrootd server is not installed: run .ci/services (Debian xrootd-server)"));
+    let exe =
+        exe.unwrap_or_else(|| panic!("the xrootd server is not installed: run .ci/services (Debian xrootd-server)"));
     let dir = std::env::temp_dir().join(format!("rntuple-xrootd-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let data = dir.join("data");

@@ -165,7 +165,12 @@ impl Conn {
     }
 
     /// Reads answers for stream `id` until a final one.
-    fn answer(&mut self, id: [u8; 2], max: u64, sink: &mut dyn FnMut(&[u8]) -> Result<(), Fail>) -> Result<Reply, Fail> {
+    fn answer(
+        &mut self,
+        id: [u8; 2],
+        max: u64,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
+    ) -> Result<Reply, Fail> {
         let mut received = 0u64;
         loop {
             let mut h = [0u8; 8];
@@ -229,7 +234,9 @@ impl Conn {
                 }
                 // The real answer follows as kXR_attn/kXR_asynresp: keep reading.
                 p::KXR_WAITRESP => drop(self.read_small(dlen)?),
-                p::KXR_AUTHMORE => return Err(self.fatal("the server asks for more authentication (kXR_authmore)".into())),
+                p::KXR_AUTHMORE => {
+                    return Err(self.fatal("the server asks for more authentication (kXR_authmore)".into()))
+                }
                 other => return Err(self.fatal(format!("unexpected answer status {other}"))),
             }
         }

@@ -58,6 +58,9 @@ pub const MAX_IN_FLIGHT: usize = 4;
 pub const XROOTD_HINTS: IoHints =
     IoHints { coalesce_gap: 512 << 10, max_request: 16 << 20, max_in_flight: MAX_IN_FLIGHT };
 
+/// One request on an open session (connection, file handle).
+type Op<'a> = dyn FnMut(&mut Conn, [u8; 4]) -> std::result::Result<Reply, Fail> + 'a;
+
 /// The built-in backend of `root://` and `xroot://`.
 #[derive(Debug, Default)]
 pub struct XrootdBackend;
@@ -237,8 +240,8 @@ impl XrootdFile {
             return Ok(Err(reply));
         }
         let loc = self.loc(None);
-        let (fhandle, stat) =
-            p::open_body(&body).ok_or_else(|| Fail::Fatal(Error::out_of_spec("kXR_open answer too short", loc.clone())))?;
+        let (fhandle, stat) = p::open_body(&body)
+            .ok_or_else(|| Fail::Fatal(Error::out_of_spec("kXR_open answer too short", loc.clone())))?;
         let stat = match stat {
             Some(s) => s,
             None => {
@@ -273,13 +276,7 @@ impl XrootdFile {
 
     /// Runs `op` on an open session until it succeeds: opens the file when
     /// needed, follows redirects, honours waits, retries broken connections.
-    fn run(
-        &self,
-        st: &mut State,
-        what: &str,
-        offset: Option<u64>,
-        op: &mut dyn FnMut(&mut Conn, [u8; 4]) -> std::result::Result<Reply, Fail>,
-    ) -> Result<()> {
+    fn run(&self, st: &mut State, what: &str, offset: Option<u64>, op: &mut Op<'_>) -> Result<()> {
         let (mut redirects, mut waits, mut retries) = (0u32, 0u32, 0u32);
         loop {
             let outcome = match st.session.as_mut() {
@@ -300,7 +297,10 @@ impl XrootdFile {
                     if redirects > MAX_REDIRECTS {
                         return Err(Error::io(
                             self.context(what, offset),
-                            io::Error::other(format!("more than {MAX_REDIRECTS} redirects (last to {}:{})", r.host, r.port)),
+                            io::Error::other(format!(
+                                "more than {MAX_REDIRECTS} redirects (last to {}:{})",
+                                r.host, r.port
+                            )),
                         ));
                     }
                     st.session = None;
@@ -393,7 +393,10 @@ impl XrootdFile {
                 .into_iter()
                 .map(|h| {
                     h.join().unwrap_or_else(|_| {
-                        Err(Error::io(self.context("vectored read", None), io::Error::other("a reader thread panicked")))
+                        Err(Error::io(
+                            self.context("vectored read", None),
+                            io::Error::other("a reader thread panicked"),
+                        ))
                     })
                 })
                 .collect()
