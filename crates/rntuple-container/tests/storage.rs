@@ -122,8 +122,6 @@ fn paths_and_file_urls_open_the_same_file() {
 #[test]
 fn remote_schemes_say_they_have_no_backend_yet() {
     for (url, scheme) in [
-        ("root://eospublic.cern.ch//eos/f.root", "root"),
-        ("xroot://host//f.root", "xroot"),
         ("http://host/f.root", "http"),
         ("https://host/f.root", "https"),
         ("s3://bucket/f.root", "s3"),
