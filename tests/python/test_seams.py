@@ -53,7 +53,7 @@ def test_file_urls_open_local_files(tmp_path):
         rntuple.open("file://elsewhere/data.root")
 
 
-@pytest.mark.parametrize("scheme", ["root", "xroot", "http", "https", "s3"])
+@pytest.mark.parametrize("scheme", ["http", "https", "s3"])
 def test_remote_schemes_have_no_backend_yet(scheme):
     url = f"{scheme}://host.example//store/data.root"
     with pytest.raises(rntuple.UnsupportedError, match=f"no backend for scheme '{scheme}' .* yet") as err:

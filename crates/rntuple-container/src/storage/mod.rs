@@ -23,12 +23,14 @@ mod local;
 mod memory;
 mod sink;
 pub mod url;
+mod xrootd;
 
 pub use hints::{Identity, IoHints, TransportCounters, TransportStats};
 pub use local::{LocalFile, LocalSink};
 pub use memory::{MemorySink, MemoryStorage};
 pub use sink::WriteSink;
 pub use url::{open_storage, register_backend, Backend, StorageUrl};
+pub use xrootd::{XrootdBackend, XrootdFile, XROOTD_HINTS};
 
 use rntuple_format::{Error, Location, Result};
 

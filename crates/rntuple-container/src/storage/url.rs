@@ -121,10 +121,14 @@ pub const REMOTE_SCHEMES: [(&str, &str); 5] =
     [("root", "XRootD"), ("xroot", "XRootD"), ("http", "HTTP"), ("https", "HTTP"), ("s3", "S3")];
 
 /// The built-in backend of `scheme`: the one place where the remote
-/// backends (XRootD, HTTP, S3) will be added. For now a known remote scheme
-/// answers that it has no backend yet, and an unknown one that it is unknown.
+/// backends (XRootD, HTTP, S3) are added. `root` and `xroot` go to
+/// [`super::XrootdBackend`]; a known remote scheme without a backend answers
+/// that it has none yet, and an unknown one that it is unknown.
 pub fn builtin_backend(scheme: &str, url: &str) -> Result<Arc<dyn Backend>> {
     let location = Location::new(url.to_string(), None);
+    if matches!(scheme, "root" | "xroot") {
+        return Ok(Arc::new(super::XrootdBackend));
+    }
     match REMOTE_SCHEMES.iter().find(|(s, _)| *s == scheme) {
         Some((_, store)) => {
             Err(Error::unsupported(format!("no backend for scheme '{scheme}' ({store}) yet"), location))
@@ -194,7 +198,7 @@ mod tests {
 
     #[test]
     fn remote_schemes_have_no_backend_yet() {
-        for url in ["root://h//f.root", "xroot://h//f.root", "http://h/f.root", "https://h/f.root", "s3://b/f.root"] {
+        for url in ["http://h/f.root", "https://h/f.root", "s3://b/f.root"] {
             let scheme = url.split(':').next().unwrap();
             match open_storage(url) {
                 Err(Error::Unsupported { feature, location }) => {
@@ -205,6 +209,12 @@ mod tests {
                 other => panic!("{url}: {other:?}"),
             }
             assert!(matches!(create_sink(url), Err(Error::Unsupported { .. })), "{url}");
+        }
+        // XRootD has a backend (read-only): a URL naming no file is refused
+        // before any connection, writing is unsupported.
+        for url in ["root://h", "xroot://h/"] {
+            assert!(matches!(open_storage(url), Err(Error::InvalidArgument { .. })), "{url}");
+            assert!(matches!(create_sink(&format!("{url}/f")), Err(Error::Unsupported { .. })), "{url}");
         }
         match open_storage("gopher://h/f.root") {
             Err(Error::Unsupported { feature, .. }) => assert!(feature.contains("unknown URL scheme 'gopher'")),
