@@ -49,6 +49,14 @@ pub struct ReadOptions {
     pub threads: usize,
     /// The Arrow types of the values read (default: [`ArrowShape::CppTypes`]).
     pub shape: ArrowShape,
+    /// Largest gap in bytes between two needed pages that one request reads
+    /// through; `None` (the default) takes the storage's
+    /// ([`IoHints::coalesce_gap`](rntuple_container::IoHints): 64 KiB for a
+    /// local file). Larger gaps mean fewer requests and more unneeded bytes.
+    pub coalesce_gap: Option<u64>,
+    /// Largest merged request in bytes; `None` takes the storage's
+    /// ([`IoHints::max_request`](rntuple_container::IoHints): 8 MiB locally).
+    pub max_request: Option<u64>,
 }
 
 /// Which Arrow types a read gives (docs/reading.md "Arrow types").
@@ -72,7 +80,35 @@ pub enum ArrowShape {
 
 impl ReadOptions {
     /// The defaults: checksums verified, one decoding thread per core.
-    pub const DEFAULT: ReadOptions = ReadOptions { verify_checksums: true, threads: 0, shape: ArrowShape::CppTypes };
+    pub const DEFAULT: ReadOptions = ReadOptions {
+        verify_checksums: true,
+        threads: 0,
+        shape: ArrowShape::CppTypes,
+        coalesce_gap: None,
+        max_request: None,
+    };
+
+    /// These options with a coalescing gap of `bytes` (see [`ReadOptions::coalesce_gap`]).
+    pub const fn with_coalesce_gap(mut self, bytes: u64) -> Self {
+        self.coalesce_gap = Some(bytes);
+        self
+    }
+
+    /// These options with requests of at most `bytes` (see [`ReadOptions::max_request`]).
+    pub const fn with_max_request(mut self, bytes: u64) -> Self {
+        self.max_request = Some(bytes);
+        self
+    }
+
+    /// The request shape a read uses: the storage's `hints` with these
+    /// options' overrides (a largest request of at least one byte).
+    pub fn io_hints(&self, hints: rntuple_container::IoHints) -> rntuple_container::IoHints {
+        rntuple_container::IoHints {
+            coalesce_gap: self.coalesce_gap.unwrap_or(hints.coalesce_gap),
+            max_request: self.max_request.unwrap_or(hints.max_request).max(1),
+            ..hints
+        }
+    }
 
     /// These options with checksum verification on or off.
     pub const fn with_verify_checksums(mut self, verify: bool) -> Self {
@@ -112,8 +148,19 @@ impl RNTupleFile {
     }
 
     pub fn open_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self> {
-        let root =
-            RootFile::open_with(path, rntuple_container::OpenOptions { verify_checksums: options.verify_checksums })?;
+        Self::open_cached(path, options, None)
+    }
+
+    /// Opens a path or URL; a remote file is read through the cache `cache`
+    /// (`None`: the one of `RNTUPLE_CACHE_DIR`, if set). Local files are
+    /// never cached.
+    pub fn open_cached(
+        path: impl AsRef<Path>,
+        options: ReadOptions,
+        cache: Option<rntuple_container::CacheConfig>,
+    ) -> Result<Self> {
+        let open = rntuple_container::OpenOptions { verify_checksums: options.verify_checksums, cache };
+        let root = RootFile::open_with(path, open)?;
         Ok(RNTupleFile { root: Arc::new(root), options })
     }
 
@@ -178,6 +225,7 @@ impl RNTuple {
         let desc = Arc::new(Descriptor::new(header, footer, page_lists)?);
         let schema = Schema::from_descriptor(&desc)?;
         let column_multiplier = read::column_multipliers(&schema, desc.fields.len(), desc.columns.len());
+        let hints = options.io_hints(root.storage().hints());
         let source = PageSource {
             file: root,
             desc,
@@ -185,6 +233,7 @@ impl RNTuple {
             verify_checksums: verify,
             column_multiplier,
             io: Arc::default(),
+            hints,
         };
         Ok(RNTuple { path: path.to_string(), anchor, schema, source, options, attribute_sets })
     }

@@ -279,7 +279,8 @@ pub fn verify_file(path: &Path, options: VerifyOptions, progress: &dyn Progress)
             return r.report;
         }
     };
-    let root = match RootFile::from_storage_with(Arc::new(storage), OpenOptions { verify_checksums: true }) {
+    let root = match RootFile::from_storage_with(Arc::new(storage), OpenOptions { verify_checksums: true, cache: None })
+    {
         Ok(root) => Arc::new(root),
         Err(e) => {
             r.error(&e, Where::check("file"));
