@@ -254,3 +254,38 @@ fn the_second_read_through_the_cache_transfers_no_remote_bytes() {
     assert!(transferred[1].1 >= needed, "{transferred:?}");
     let _ = std::fs::remove_dir_all(&cache_dir);
 }
+
+/// The report's figures are those of the plan computed here from the page
+/// locators of the fields read (leaf fields: pages are read in file order).
+#[test]
+fn the_io_report_matches_the_plan_of_the_fields_read() {
+    let path = ours();
+    let f = RNTupleFile::open(&path).expect("open");
+    let nt = f.rntuple("t").expect("rntuple");
+    let leaves: Vec<&FieldNode> = nt.readable_fields().into_iter().filter(|f| f.children.is_empty()).take(3).collect();
+    assert_eq!(leaves.len(), 3);
+    let names: Vec<&str> = leaves.iter().map(|f| f.name.as_str()).collect();
+    let needed = extents(&nt, &leaves);
+    let plan = merged(&needed, rntuple::MAX_GAP, rntuple::MAX_REQUEST);
+    let (requests, read) = (plan.len() as u64, plan.iter().map(|r| r.1 - r.0).sum::<u64>());
+    let needed_bytes: u64 = needed.iter().map(|e| e.1).sum();
+    nt.read(Some(&names), 0, u64::MAX).expect("read");
+    let report = nt.io_report();
+    assert_eq!((report.io.requests, report.io.bytes_read, report.io.bytes_needed), (requests, read, needed_bytes));
+    assert_eq!(report.file_size, std::fs::metadata(&path).expect("size").len());
+    assert_eq!(report.average_request(), read / requests);
+    assert!(report.wall_time() > std::time::Duration::ZERO && report.read_rate() > 0.0);
+    assert_eq!(report.wire, None, "a local file has no wire figures");
+    let text = report.to_string();
+    println!("{text}");
+    for line in [
+        format!("rntuple I/O report: {} (t)", path.display()),
+        format!("requests:     {requests} in 1 vectored reads, {} pages", needed.len()),
+        format!("bytes:        {needed_bytes} B"),
+        format!("{read} B"),
+        format!("file read:    {:.2}% of {} B", 100.0 * read as f64 / report.file_size as f64, report.file_size),
+        "cache hits:   0 (0 B)".to_string(),
+    ] {
+        assert!(text.contains(&line), "{line:?} not in\n{text}");
+    }
+}

@@ -33,7 +33,7 @@ use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, SystemTime};
 
 use rntuple_format::checksum::xxh3_64;
@@ -69,6 +69,13 @@ impl CacheConfig {
         Self { dir: dir.into(), max_bytes: DEFAULT_MAX_BYTES }
     }
 
+    /// The cache of this process: the one set with [`set_process_cache`]
+    /// (a command's `--cache DIR`), else the environment's ([`CacheConfig::from_env`]).
+    pub fn for_process() -> Option<Self> {
+        let set = PROCESS_CACHE.read().unwrap_or_else(PoisonError::into_inner).clone();
+        set.or_else(Self::from_env)
+    }
+
     /// The cache the environment asks for: [`CACHE_DIR_ENV`], with the cap
     /// of [`CACHE_MAX_BYTES_ENV`] when set; `None` without a directory.
     pub fn from_env() -> Option<Self> {
@@ -76,6 +83,14 @@ impl CacheConfig {
         let max_bytes = std::env::var(CACHE_MAX_BYTES_ENV).ok().and_then(|v| v.trim().parse().ok());
         Some(Self { dir: dir.into(), max_bytes: max_bytes.unwrap_or(DEFAULT_MAX_BYTES) })
     }
+}
+
+static PROCESS_CACHE: RwLock<Option<CacheConfig>> = RwLock::new(None);
+
+/// Sets the cache every later remote open of this process uses when its
+/// caller names none (in front of `RNTUPLE_CACHE_DIR`); `None` unsets it.
+pub fn set_process_cache(config: Option<CacheConfig>) {
+    *PROCESS_CACHE.write().unwrap_or_else(PoisonError::into_inner) = config;
 }
 
 /// A [`ReadAt`] that answers from a local cache what it fetched before and

@@ -29,7 +29,7 @@ mod memory;
 mod sink;
 pub mod url;
 
-pub use cache::{CacheConfig, CachedStorage};
+pub use cache::{set_process_cache, CacheConfig, CachedStorage};
 pub use hints::{Identity, IoHints, TransportCounters, TransportStats};
 pub use local::{LocalFile, LocalSink};
 pub use memory::{MemorySink, MemoryStorage};

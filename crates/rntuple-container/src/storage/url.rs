@@ -148,21 +148,22 @@ fn backend(scheme: &str, url: &str) -> Result<Arc<dyn Backend>> {
 }
 
 /// Opens a path or URL for reading (see the [module documentation](self)),
-/// a remote one behind the cache of the environment (`RNTUPLE_CACHE_DIR`)
-/// when it names one.
+/// a remote one behind the cache of the process
+/// ([`CacheConfig::for_process`]: `--cache DIR` or `RNTUPLE_CACHE_DIR`) when
+/// there is one.
 pub fn open_storage(location: &str) -> Result<Arc<dyn ReadAt>> {
     open_storage_with(location, None)
 }
 
 /// Opens a path or URL for reading; a remote one is read through the cache
-/// `cache`, else through the one of the environment
-/// ([`CacheConfig::from_env`]), if any. Local files are never cached.
+/// `cache`, else through the one of the process
+/// ([`CacheConfig::for_process`]), if any. Local files are never cached.
 pub fn open_storage_with(location: &str, cache: Option<&CacheConfig>) -> Result<Arc<dyn ReadAt>> {
     match StorageUrl::parse(location)? {
         StorageUrl::Local(path) => Ok(Arc::new(LocalFile::open(path)?)),
         StorageUrl::Remote { scheme, url } => {
             let storage = backend(&scheme, &url)?.open(&url)?;
-            match cache.cloned().or_else(CacheConfig::from_env) {
+            match cache.cloned().or_else(CacheConfig::for_process) {
                 Some(config) => Ok(Arc::new(CachedStorage::new(storage, &url, &config)?)),
                 None => Ok(storage),
             }

@@ -57,6 +57,8 @@ pub struct IoStats {
     pub bytes_needed: u64,
     /// Pages decoded (a page needed by two fields counts twice).
     pub pages: u64,
+    /// Wall time spent in reads, in nanoseconds.
+    pub read_nanos: u64,
 }
 
 /// Shared, thread-safe counters behind [`IoStats`].
@@ -67,6 +69,7 @@ pub(crate) struct IoCounters {
     bytes_read: AtomicU64,
     bytes_needed: AtomicU64,
     pages: AtomicU64,
+    read_nanos: AtomicU64,
 }
 
 impl IoCounters {
@@ -77,17 +80,23 @@ impl IoCounters {
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             bytes_needed: self.bytes_needed.load(Ordering::Relaxed),
             pages: self.pages.load(Ordering::Relaxed),
+            read_nanos: self.read_nanos.load(Ordering::Relaxed),
         }
     }
 
     pub(crate) fn reset(&self) {
-        for c in [&self.requests, &self.vectored_calls, &self.bytes_read, &self.bytes_needed, &self.pages] {
+        let all = [&self.requests, &self.vectored_calls, &self.bytes_read, &self.bytes_needed, &self.pages, &self.read_nanos];
+        for c in all {
             c.store(0, Ordering::Relaxed);
         }
     }
 
     pub(crate) fn add_pages(&self, n: u64) {
         self.pages.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_read_time(&self, time: std::time::Duration) {
+        self.read_nanos.fetch_add(u64::try_from(time.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 }
 
