@@ -117,7 +117,7 @@ impl fmt::Display for IoReport {
 }
 
 /// Prints the report of a handle when its last clone is dropped (when
-/// reports are on and something was read), or earlier through
+/// reports are on and pages were read or the storage is remote), or earlier through
 /// [`Reporter::print`]; never twice.
 #[derive(Debug)]
 pub(crate) struct Reporter {
@@ -143,11 +143,12 @@ impl Reporter {
         }
     }
 
-    /// Prints the report to stderr if reports are on, something was read and
-    /// it was not printed yet.
+    /// Prints the report to stderr if reports are on, pages were read (or
+    /// the storage is remote) and it was not printed yet.
     pub(crate) fn print(&self) {
         let report = self.report();
-        if report.io.requests > 0 && io_report_enabled() && !self.printed.swap(true, Ordering::Relaxed) {
+        let read = report.io.requests > 0 || report.wire.is_some();
+        if read && io_report_enabled() && !self.printed.swap(true, Ordering::Relaxed) {
             eprintln!("{report}");
         }
     }
