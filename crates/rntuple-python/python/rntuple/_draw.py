@@ -41,6 +41,7 @@ import awkward as ak
 import numpy as np
 
 from ._convert import Progress, atomic_output
+from ._dataset import is_url, object_spec
 from ._expr import FUNCTIONS, DrawError, Expression
 from ._file import open as open_file
 from ._ntuple import RNTuple
@@ -143,9 +144,9 @@ def _source(source: Any, name: str | None, verify_checksums: bool) -> tuple[RNTu
         raise TypeError(f"source must be 'FILE:NAME', a path (with name=...) or an RNTuple, not {source!r}")
     text = os.fspath(source)
     path = text
-    if name is None and not os.path.exists(text) and ":" in text:
-        path, _, name = text.rpartition(":")
-    if not os.path.exists(path):
+    if name is None:
+        path, name = object_spec(text)  # FILE:NAME, a URL's colons kept
+    if not is_url(path) and not os.path.exists(path):
         raise FileNotFoundError(2, "no such file", path)
     f = open_file(path, verify_checksums=verify_checksums)
     try:
