@@ -48,7 +48,7 @@ def test_io_stats_logical_and_wire_figures():
     fs = f.io_stats()
     assert (fs["requests"], fs["bytes_read"], fs["wire"]) == (r["requests"], r["bytes_read"], w)
     report = nt.io_report()
-    assert report.startswith(f"rntuple I/O report: {remote(MUONS)} (Events)")
+    assert report.startswith(f"rntuple I/O report: {remote(MUONS)} (Events")
     assert f"{r['bytes_needed']} B" in report and "sub-ranges" in report
 
 

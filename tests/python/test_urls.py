@@ -27,11 +27,11 @@ def file_url(path: str) -> str:
     return "file://" + urllib.parse.quote(os.path.abspath(path))
 
 
-def test_url(path: str) -> str:
+def registered_url(path: str) -> str:
     return "pytestremote://host" + os.path.abspath(path)
 
 
-LOCATIONS = [pytest.param(file_url, id="file"), pytest.param(test_url, id="registered")]
+LOCATIONS = [pytest.param(file_url, id="file"), pytest.param(registered_url, id="registered")]
 
 
 def as_lists(a) -> list:

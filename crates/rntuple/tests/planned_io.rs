@@ -109,28 +109,9 @@ fn metadata_takes_at_most_three_round_trips() {
     assert!(trips <= 3, "ours: {trips} round trips");
 }
 
-/// The page extents (offset, stored length) of the columns of `fields` in
-/// every cluster, as the page lists describe them (first representation).
+/// The page extents of the columns of `fields` in every cluster.
 fn extents(nt: &RNTuple, fields: &[&FieldNode]) -> BTreeSet<(u64, u64)> {
-    fn columns(f: &FieldNode, out: &mut Vec<u32>) {
-        if let Some(rep) = f.representations.first() {
-            out.extend(rep);
-        }
-        for c in &f.children {
-            columns(c, out);
-        }
-    }
-    let mut cols = Vec::new();
-    for f in fields {
-        columns(f, &mut cols);
-    }
-    let mut out = BTreeSet::new();
-    for c in &nt.descriptor().clusters {
-        for r in cols.iter().filter_map(|&col| c.columns.get(col as usize)) {
-            out.extend(r.pages.iter().map(|p| (p.locator.offset, p.locator.size + if p.has_checksum { 8 } else { 0 })));
-        }
-    }
-    out
+    page_extents(nt, fields, 0..nt.descriptor().clusters.len())
 }
 
 /// Merges sorted extents across gaps of at most `gap` into requests of at

@@ -284,8 +284,7 @@ pub fn verify_file(path: &Path, options: VerifyOptions, progress: &dyn Progress)
             return r.report;
         }
     };
-    let root = match RootFile::from_storage_with(storage, OpenOptions { verify_checksums: true, cache: None })
-    {
+    let root = match RootFile::from_storage_with(storage, OpenOptions { verify_checksums: true, cache: None }) {
         Ok(root) => Arc::new(root),
         Err(e) => {
             r.error(&e, Where::check("file"));

@@ -85,7 +85,8 @@ impl IoCounters {
     }
 
     pub(crate) fn reset(&self) {
-        let all = [&self.requests, &self.vectored_calls, &self.bytes_read, &self.bytes_needed, &self.pages, &self.read_nanos];
+        let all =
+            [&self.requests, &self.vectored_calls, &self.bytes_read, &self.bytes_needed, &self.pages, &self.read_nanos];
         for c in all {
             c.store(0, Ordering::Relaxed);
         }
