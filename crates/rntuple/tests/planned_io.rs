@@ -77,16 +77,22 @@ fn open_round_trips(path: &Path) -> (u64, u64) {
 
 /// Many clusters in several groups, with pages enough that header, footer
 /// and page lists lie far from both ends of a file of several MiB.
+/// Written once per test process (the tests run in parallel).
 fn ours() -> PathBuf {
-    let path = scratch("planned-io-ours.root");
-    let options = WriteOptions {
-        approx_zipped_cluster_size: 200_000,
-        max_unzipped_page_size: 8192,
-        cluster_group_size: 3,
-        ..Default::default()
-    };
-    rntuple::write_batches(&path, "t", [everything(60_000, 41)], &HashMap::new(), options).expect("write");
-    path
+    static WRITTEN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    WRITTEN
+        .get_or_init(|| {
+            let path = scratch("planned-io-ours.root");
+            let options = WriteOptions {
+                approx_zipped_cluster_size: 200_000,
+                max_unzipped_page_size: 8192,
+                cluster_group_size: 3,
+                ..Default::default()
+            };
+            rntuple::write_batches(&path, "t", [everything(60_000, 41)], &HashMap::new(), options).expect("write");
+            path
+        })
+        .clone()
 }
 
 #[test]
