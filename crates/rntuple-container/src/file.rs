@@ -1,8 +1,12 @@
 //! [`RootFile`]: a ROOT file opened for reading RNTuples.
 //!
-//! Opening reads the file header and the top directory record; key lists are
-//! read on demand. Every offset and size read from the file is checked against
-//! the file size before it is used or allocated.
+//! Opening reads the first and the last bytes of the file in one vectored
+//! request ([`speculative`]): the file header and the top directory record
+//! are at the start, and the key list, the RNTuple anchor and usually the
+//! footer at the end. Other reads (key lists, objects, payloads) are
+//! answered from those bytes when they hold them, else read on demand.
+//! Every offset and size read from the file is checked against the file
+//! size before it is used or allocated.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -18,18 +22,24 @@ use crate::constants::{CHUNK_OFFSET_LEN, MAX_DIRECTORY_DEPTH, MIN_KEY_HEADER_LEN
 use crate::directory::DirectoryRecord;
 use crate::header::FileHeader;
 use crate::key::{parse_key, KeyInfo};
-use crate::storage::{check_range, open_storage, LocalFile, ReadAt};
+use crate::storage::{check_range, open_storage_with, CacheConfig, LocalFile, ReadAt};
+
+pub mod speculative;
+use speculative::Speculative;
 
 /// Options for opening a [`RootFile`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenOptions {
     /// Verify the anchor's xxh3 checksum (default: true).
     pub verify_checksums: bool,
+    /// The cache a remote file is read through (default: `None`, the one of
+    /// `RNTUPLE_CACHE_DIR` if set; local files are never cached).
+    pub cache: Option<CacheConfig>,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        Self { verify_checksums: true }
+        Self { verify_checksums: true, cache: None }
     }
 }
 
@@ -42,6 +52,12 @@ impl OpenOptions {
         self.verify_checksums = verify;
         self
     }
+
+    /// These options with remote reads going through the cache `cache`.
+    pub fn cache(mut self, cache: Option<CacheConfig>) -> Self {
+        self.cache = cache;
+        self
+    }
 }
 
 /// A ROOT file (`TFile` container) on some storage.
@@ -52,6 +68,8 @@ pub struct RootFile {
     header: FileHeader,
     top: DirectoryRecord,
     options: OpenOptions,
+    /// Head and tail of the file, read on open.
+    speculative: Arc<Speculative>,
 }
 
 impl RootFile {
@@ -65,7 +83,7 @@ impl RootFile {
     pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<Self> {
         let path = path.as_ref();
         let storage: Arc<dyn ReadAt> = match path.to_str() {
-            Some(location) => open_storage(location)?,
+            Some(location) => open_storage_with(location, options.cache.as_ref())?,
             // Not UTF-8: not a URL either.
             None => Arc::new(LocalFile::open(path)?),
         };
@@ -77,13 +95,14 @@ impl RootFile {
         Self::from_storage_with(storage, OpenOptions::default())
     }
 
-    /// Opens a file on any storage: reads and checks the file header and the
-    /// top directory record.
+    /// Opens a file on any storage: reads its head and tail in one request
+    /// ([`speculative`]), then parses and checks the file header and the top
+    /// directory record.
     pub fn from_storage_with(storage: Arc<dyn ReadAt>, options: OpenOptions) -> Result<Self> {
         let size = storage.size()?;
-        let mut buf = vec![0u8; size.min(FileHeader::LARGE_LEN as u64) as usize];
-        storage.read_exact_at(0, &mut buf)?;
-        let header = FileHeader::parse(&buf)?;
+        let speculative = Speculative::read(storage.as_ref(), size)?;
+        let head = speculative.get(0, size.min(FileHeader::LARGE_LEN as u64)).unwrap_or_default();
+        let header = FileHeader::parse(&head)?;
         if header.end > size {
             return Err(Error::Truncated {
                 needed: header.end,
@@ -99,10 +118,16 @@ impl RootFile {
             ));
         }
         let len = (size - top_offset).min(DirectoryRecord::LARGE_LEN as u64) as usize;
-        let mut buf = vec![0u8; len];
-        storage.read_exact_at(top_offset, &mut buf)?;
+        let buf = match speculative.get(top_offset, len as u64) {
+            Some(held) => held,
+            None => {
+                let mut buf = vec![0u8; len];
+                storage.read_exact_at(top_offset, &mut buf)?;
+                buf
+            }
+        };
         let top = DirectoryRecord::parse(&buf, top_offset).map_err(|e| e.within("top directory"))?;
-        Ok(Self { storage, size, header, top, options })
+        Ok(Self { storage, size, header, top, options, speculative })
     }
 
     /// The storage the file is read from.
@@ -212,6 +237,11 @@ impl RootFile {
         let offset = key.payload_offset();
         let stored = u64::from(key.stored_len());
         let what = format!("payload of key '{}'", key.path);
+        if key.is_rntuple() && self.speculative.get(offset, stored).is_none() {
+            // Footer and page lists usually lie just before the anchor.
+            let from = offset.saturating_sub(speculative::SPECULATIVE_BEHIND);
+            self.read_kept(from, (offset - from).saturating_add(stored), &what)?;
+        }
         let raw = self.read(offset, stored, &what)?;
         if key.is_compressed() {
             compression::decompress(&raw, u64::from(key.obj_len), &Location::new(what, Some(offset)))
@@ -258,8 +288,9 @@ impl RootFile {
     }
 
     /// Reads several payloads (as [`RootFile::read_payload`]), answered in order.
-    /// All single-key payloads go to the storage as one vectored request
-    /// ([`ReadAt::read_ranges`]), which a backend may coalesce.
+    /// All single-key payloads not held from the speculative read on open go
+    /// to the storage as one vectored request ([`ReadAt::read_ranges`]),
+    /// which a backend may coalesce (none when all are held).
     pub fn read_payloads(&self, payloads: &[(u64, u64)], max_key_size: u64) -> Result<Vec<Vec<u8>>> {
         let mut out = vec![Vec::new(); payloads.len()];
         let mut singles = Vec::new();
@@ -268,14 +299,21 @@ impl RootFile {
             match self.payload_layout(offset, size, max_key_size)? {
                 None => {
                     check_range(offset, size, self.size, "RNTuple payload")?;
-                    singles.push((offset, size as usize));
-                    single_index.push(i);
+                    match self.speculative.get(offset, size) {
+                        Some(held) => out[i] = held,
+                        None => {
+                            singles.push((offset, size as usize));
+                            single_index.push(i);
+                        }
+                    }
                 }
                 Some(layout) => out[i] = self.read_multi_key(offset, size, max_key_size, layout)?,
             }
         }
-        for (i, buf) in single_index.into_iter().zip(self.storage.read_ranges(&singles)?) {
-            out[i] = buf;
+        if !singles.is_empty() {
+            for (i, buf) in single_index.into_iter().zip(self.storage.read_ranges(&singles)?) {
+                out[i] = buf;
+            }
         }
         Ok(out)
     }
@@ -346,8 +384,21 @@ impl RootFile {
     /// Reads `len` bytes at `offset` after checking them against the file size.
     fn read(&self, offset: u64, len: u64, what: &str) -> Result<Vec<u8>> {
         check_range(offset, len, self.size, what)?;
+        if let Some(held) = self.speculative.get(offset, len) {
+            return Ok(held);
+        }
         let mut buf = vec![0u8; len as usize];
         self.storage.read_exact_at(offset, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Reads as [`RootFile::read`] and keeps the bytes for later reads.
+    fn read_kept(&self, offset: u64, len: u64, what: &str) -> Result<Vec<u8>> {
+        if let Some(held) = self.speculative.get(offset, len) {
+            return Ok(held);
+        }
+        let buf = self.read(offset, len, what)?;
+        self.speculative.keep(offset, &buf);
         Ok(buf)
     }
 
@@ -375,7 +426,8 @@ impl RootFile {
         } else {
             format!("key list of directory '{dir_path}'")
         };
-        let buf = self.read(dir.seek_keys, u64::from(dir.nbytes_keys), &what)?;
+        // Listing names and then finding one key reads the list once.
+        let buf = self.read_kept(dir.seek_keys, u64::from(dir.nbytes_keys), &what)?;
         let mut c = Cursor::new(&buf, dir.seek_keys, &what);
         // The list starts with a key header describing the list itself.
         parse_key(&mut c, dir_path)?;

@@ -48,7 +48,7 @@ pub use file::{OpenOptions, RootFile};
 pub use header::FileHeader;
 pub use key::KeyInfo;
 pub use storage::{
-    open_storage, Identity, IoHints, LocalFile, LocalSink, MemorySink, MemoryStorage, ReadAt, TransportCounters,
-    TransportStats, WriteSink,
+    open_storage, open_storage_with, CacheConfig, CachedStorage, Identity, IoHints, LocalFile, LocalSink, MemorySink,
+    MemoryStorage, ReadAt, TransportCounters, TransportStats, WriteSink,
 };
 pub use write::{FileWriter, WriterOptions};

@@ -55,12 +55,36 @@ struct File {
 
 #[pymethods]
 impl File {
+    /// `cache`: a directory keeping the bytes read from a remote file
+    /// (`None`: `RNTUPLE_CACHE_DIR` if set); `coalesce_gap` and
+    /// `max_request` override the storage's request shape (bytes).
     #[new]
-    #[pyo3(signature = (path, verify_checksums = true, threads = 0))]
-    fn new(py: Python<'_>, path: String, verify_checksums: bool, threads: usize) -> PyResult<Self> {
-        let options = ReadOptions { verify_checksums, threads, ..ReadOptions::DEFAULT };
-        let inner = py.detach(|| RNTupleFile::open_with(&path, options)).map_err(to_py)?;
+    #[pyo3(signature = (path, verify_checksums = true, threads = 0, cache = None, coalesce_gap = None, max_request = None))]
+    fn new(
+        py: Python<'_>,
+        path: String,
+        verify_checksums: bool,
+        threads: usize,
+        cache: Option<String>,
+        coalesce_gap: Option<u64>,
+        max_request: Option<u64>,
+    ) -> PyResult<Self> {
+        let options = ReadOptions { verify_checksums, threads, coalesce_gap, max_request, ..ReadOptions::DEFAULT };
+        let cache = cache.map(rntuple::container::CacheConfig::new);
+        let inner = py.detach(|| RNTupleFile::open_cached(&path, options, cache)).map_err(to_py)?;
         Ok(File { inner, path })
+    }
+
+    /// Wire figures of the file's storage (requests, bytes, retries, cache
+    /// hits), metadata included; `None` for a local file.
+    fn transport_stats<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner.root_file().storage().transport_stats().map(|w| wire_dict(py, &w)).transpose()
+    }
+
+    /// Size of the file in bytes.
+    #[getter]
+    fn size(&self) -> u64 {
+        self.inner.root_file().size()
     }
 
     #[getter]
@@ -166,16 +190,33 @@ impl RNTuple {
     }
 
     /// I/O figures of the reads so far: requests, vectored_calls, bytes_read,
-    /// bytes_needed, pages.
+    /// bytes_needed, pages, read_time (seconds), read_rate (bytes/s),
+    /// file_size, and `wire`: the storage's figures (a dict, or `None` for a
+    /// local file).
     fn io_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.inner.io_stats();
+        let r = self.inner.io_report();
+        let s = r.io;
         let d = PyDict::new(py);
         d.set_item("requests", s.requests)?;
         d.set_item("vectored_calls", s.vectored_calls)?;
         d.set_item("bytes_read", s.bytes_read)?;
         d.set_item("bytes_needed", s.bytes_needed)?;
         d.set_item("pages", s.pages)?;
+        d.set_item("read_time", r.wall_time().as_secs_f64())?;
+        d.set_item("read_rate", r.read_rate())?;
+        d.set_item("file_size", r.file_size)?;
+        d.set_item("wire", r.wire.map(|w| wire_dict(py, &w)).transpose()?)?;
         Ok(d)
+    }
+
+    /// The I/O report's text (what `RNTUPLE_IO_REPORT=1` prints).
+    fn io_report(&self) -> String {
+        self.inner.io_report().to_string()
+    }
+
+    /// Prints the I/O report to stderr now when reports are on (once).
+    fn print_io_report(&self) {
+        self.inner.print_io_report()
     }
 
     fn reset_io_stats(&self) {
@@ -190,6 +231,89 @@ impl RNTuple {
     }
 }
 
+/// The wire figures of a storage as a dict.
+fn wire_dict<'py>(py: Python<'py>, w: &rntuple::container::TransportStats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("single_requests", w.single_requests)?;
+    d.set_item("vectored_requests", w.vectored_requests)?;
+    d.set_item("sub_ranges", w.sub_ranges)?;
+    d.set_item("bytes_transferred", w.bytes_transferred)?;
+    d.set_item("retries", w.retries)?;
+    d.set_item("cache_hits", w.cache_hits)?;
+    d.set_item("cache_bytes", w.cache_bytes)?;
+    Ok(d)
+}
+
+/// A stand-in remote store for tests: `SCHEME://host/<absolute path>` reads
+/// the local file at that path, counting requests and bytes as a remote
+/// backend does (single and vectored requests, sub-ranges), with the file's
+/// size and modification time as its identity.
+#[derive(Debug)]
+struct TestScheme(String);
+
+#[derive(Debug)]
+struct TestRemote {
+    file: rntuple::container::LocalFile,
+    identity: rntuple::container::Identity,
+    wire: rntuple::container::TransportCounters,
+}
+
+impl rntuple::container::storage::Backend for TestScheme {
+    fn open(&self, url: &str) -> rntuple::Result<Arc<dyn rntuple::container::ReadAt>> {
+        use rntuple::container::ReadAt;
+        let rest = url.get(self.0.len() + 3..).unwrap_or_default();
+        let path = rest.find('/').map_or("", |i| &rest[i..]);
+        let file = rntuple::container::LocalFile::open(path)?;
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let version = modified.map(|t| format!("{t:?}"));
+        let identity = rntuple::container::Identity { size: file.size()?, version };
+        Ok(Arc::new(TestRemote { file, identity, wire: Default::default() }))
+    }
+}
+
+impl rntuple::container::ReadAt for TestRemote {
+    fn size(&self) -> rntuple::Result<u64> {
+        Ok(self.identity.size)
+    }
+    fn identity(&self) -> rntuple::Result<rntuple::container::Identity> {
+        Ok(self.identity.clone())
+    }
+    fn transport_stats(&self) -> Option<rntuple::container::TransportStats> {
+        Some(self.wire.snapshot())
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> rntuple::Result<()> {
+        self.wire.single(buf.len() as u64);
+        self.file.read_exact_at(offset, buf)
+    }
+    fn read_ranges(&self, ranges: &[(u64, usize)]) -> rntuple::Result<Vec<Vec<u8>>> {
+        self.wire.vectored(ranges.len() as u64, ranges.iter().map(|r| r.1 as u64).sum());
+        self.file.read_ranges(ranges)
+    }
+    fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> rntuple::Result<()> {
+        self.wire.vectored(ranges.len() as u64, out.len() as u64);
+        self.file.read_ranges_into(ranges, out)
+    }
+}
+
+/// Registers the test store for `scheme` (see `TestScheme`), for tests of
+/// remote reading without a server.
+#[pyfunction]
+fn _register_test_scheme(scheme: &str) {
+    rntuple::container::storage::register_backend(scheme, Arc::new(TestScheme(scheme.to_string())));
+}
+
+/// Whether the I/O report is on (`RNTUPLE_IO_REPORT=1` or `set_io_report`).
+#[pyfunction]
+fn io_report_enabled() -> bool {
+    rntuple::io_report_enabled()
+}
+
+/// Turns the I/O report at the end of every RNTuple handle on or off.
+#[pyfunction]
+fn set_io_report(on: bool) {
+    rntuple::set_io_report(on)
+}
+
 #[pymodule]
 fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -202,6 +326,9 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nulls::null_paths, m)?)?;
     m.add_function(wrap_pyfunction!(readat::open_reader, m)?)?;
     m.add_function(wrap_pyfunction!(nulls::tighten_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(io_report_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(set_io_report, m)?)?;
+    m.add_function(wrap_pyfunction!(_register_test_scheme, m)?)?;
     tools::register(m)?;
     attrs::register(m)?;
     schema::register(m)?;

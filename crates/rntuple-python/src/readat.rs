@@ -93,7 +93,9 @@ pub(crate) fn open_reader(object: Bound<'_, PyAny>, verify_checksums: bool, thre
     let reader = PyReadAt::new(object)?;
     let path = format!("<{}>", reader.what);
     let storage: Arc<dyn ReadAt> = Arc::new(reader);
-    let root = py.detach(|| RootFile::from_storage_with(storage, OpenOptions { verify_checksums })).map_err(to_py)?;
+    let root = py
+        .detach(|| RootFile::from_storage_with(storage, OpenOptions { verify_checksums, ..Default::default() }))
+        .map_err(to_py)?;
     let options = ReadOptions { verify_checksums, threads, ..ReadOptions::DEFAULT };
     Ok(File { inner: RNTupleFile::from_root_file(root, options), path })
 }

@@ -32,7 +32,7 @@ pub struct Loaded {
 
 /// Opens a local ROOT file.
 pub fn open_root(path: &Path, verify_checksums: bool) -> Result<Arc<RootFile>> {
-    Ok(Arc::new(RootFile::open_with(path, OpenOptions { verify_checksums })?))
+    Ok(Arc::new(RootFile::open_with(path, OpenOptions { verify_checksums, cache: None })?))
 }
 
 /// The RNTuple to work on: `name` if given, else the only RNTuple of the file.

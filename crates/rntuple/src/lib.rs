@@ -32,6 +32,7 @@ pub use read::{
     check_page_checksum, field_multipliers, load_envelopes, load_from_anchor, new_anchor, read_envelope, stored_size,
     unseal_page, Checks, Envelopes, Found, IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
 };
+pub use read::{io_report_enabled, set_io_report, IoReport, IO_REPORT_ENV};
 pub use schema::{FieldKind, FieldNode, Schema};
 pub use write::{write_batches, FieldOverride, Projection, RNTupleWriter, RealEncoding, WriteOptions};
 
@@ -49,6 +50,14 @@ pub struct ReadOptions {
     pub threads: usize,
     /// The Arrow types of the values read (default: [`ArrowShape::CppTypes`]).
     pub shape: ArrowShape,
+    /// Largest gap in bytes between two needed pages that one request reads
+    /// through; `None` (the default) takes the storage's
+    /// ([`IoHints::coalesce_gap`](rntuple_container::IoHints): 64 KiB for a
+    /// local file). Larger gaps mean fewer requests and more unneeded bytes.
+    pub coalesce_gap: Option<u64>,
+    /// Largest merged request in bytes; `None` takes the storage's
+    /// ([`IoHints::max_request`](rntuple_container::IoHints): 8 MiB locally).
+    pub max_request: Option<u64>,
 }
 
 /// Which Arrow types a read gives (docs/reading.md "Arrow types").
@@ -72,7 +81,35 @@ pub enum ArrowShape {
 
 impl ReadOptions {
     /// The defaults: checksums verified, one decoding thread per core.
-    pub const DEFAULT: ReadOptions = ReadOptions { verify_checksums: true, threads: 0, shape: ArrowShape::CppTypes };
+    pub const DEFAULT: ReadOptions = ReadOptions {
+        verify_checksums: true,
+        threads: 0,
+        shape: ArrowShape::CppTypes,
+        coalesce_gap: None,
+        max_request: None,
+    };
+
+    /// These options with a coalescing gap of `bytes` (see [`ReadOptions::coalesce_gap`]).
+    pub const fn with_coalesce_gap(mut self, bytes: u64) -> Self {
+        self.coalesce_gap = Some(bytes);
+        self
+    }
+
+    /// These options with requests of at most `bytes` (see [`ReadOptions::max_request`]).
+    pub const fn with_max_request(mut self, bytes: u64) -> Self {
+        self.max_request = Some(bytes);
+        self
+    }
+
+    /// The request shape a read uses: the storage's `hints` with these
+    /// options' overrides (a largest request of at least one byte).
+    pub fn io_hints(&self, hints: rntuple_container::IoHints) -> rntuple_container::IoHints {
+        rntuple_container::IoHints {
+            coalesce_gap: self.coalesce_gap.unwrap_or(hints.coalesce_gap),
+            max_request: self.max_request.unwrap_or(hints.max_request).max(1),
+            ..hints
+        }
+    }
 
     /// These options with checksum verification on or off.
     pub const fn with_verify_checksums(mut self, verify: bool) -> Self {
@@ -104,6 +141,8 @@ impl Default for ReadOptions {
 pub struct RNTupleFile {
     root: Arc<RootFile>,
     options: ReadOptions,
+    /// The path or URL it was opened from (for the I/O report).
+    location: Arc<str>,
 }
 
 impl RNTupleFile {
@@ -112,14 +151,26 @@ impl RNTupleFile {
     }
 
     pub fn open_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self> {
-        let root =
-            RootFile::open_with(path, rntuple_container::OpenOptions { verify_checksums: options.verify_checksums })?;
-        Ok(RNTupleFile { root: Arc::new(root), options })
+        Self::open_cached(path, options, None)
+    }
+
+    /// Opens a path or URL; a remote file is read through the cache `cache`
+    /// (`None`: the one of `RNTUPLE_CACHE_DIR`, if set). Local files are
+    /// never cached.
+    pub fn open_cached(
+        path: impl AsRef<Path>,
+        options: ReadOptions,
+        cache: Option<rntuple_container::CacheConfig>,
+    ) -> Result<Self> {
+        let open = rntuple_container::OpenOptions { verify_checksums: options.verify_checksums, cache };
+        let location = Arc::from(path.as_ref().to_string_lossy().as_ref());
+        let root = RootFile::open_with(path, open)?;
+        Ok(RNTupleFile { root: Arc::new(root), options, location })
     }
 
     /// Wraps an already opened container.
     pub fn from_root_file(root: RootFile, options: ReadOptions) -> Self {
-        RNTupleFile { root: Arc::new(root), options }
+        RNTupleFile { root: Arc::new(root), options, location: Arc::from("(storage)") }
     }
 
     pub fn root_file(&self) -> &RootFile {
@@ -139,7 +190,7 @@ impl RNTupleFile {
     /// Opens the RNTuple at `path` (`"Events"`, `"dir/Events"`): reads and
     /// checks its anchor, header, footer and page lists.
     pub fn rntuple(&self, path: &str) -> Result<RNTuple> {
-        RNTuple::open(self.root.clone(), path, self.options)
+        RNTuple::open(self.root.clone(), path, self.options, self.location.clone())
     }
 }
 
@@ -153,23 +204,32 @@ pub struct RNTuple {
     options: ReadOptions,
     /// The footer's linked attribute sets ([`RNTuple::attribute_set`]).
     attribute_sets: Vec<AttributeSetLink>,
+    /// Prints the I/O report when the last clone goes ([`IoReport`]).
+    reporter: Arc<read::report::Reporter>,
 }
 
 impl RNTuple {
-    fn open(root: Arc<RootFile>, path: &str, options: ReadOptions) -> Result<Self> {
+    fn open(root: Arc<RootFile>, path: &str, options: ReadOptions, location: Arc<str>) -> Result<Self> {
         let key = root.find_key(path)?;
         let checks = &mut Checks::Stop { verify_checksums: options.verify_checksums };
-        Self::from_envelopes(root.clone(), path, load_envelopes(&root, &key, checks)?, options)
+        Self::from_envelopes(root.clone(), path, load_envelopes(&root, &key, checks)?, options, location)
     }
 
     /// Opens the RNTuple of `anchor` found through a linked attribute set's
     /// locator; `path` names it.
     fn open_anchor(root: Arc<RootFile>, path: &str, anchor: Anchor, options: ReadOptions) -> Result<Self> {
         let checks = &mut Checks::Stop { verify_checksums: options.verify_checksums };
-        Self::from_envelopes(root.clone(), path, load_from_anchor(&root, anchor, checks)?, options)
+        let location = Arc::from("(attribute set)");
+        Self::from_envelopes(root.clone(), path, load_from_anchor(&root, anchor, checks)?, options, location)
     }
 
-    fn from_envelopes(root: Arc<RootFile>, path: &str, mut envelopes: Envelopes, options: ReadOptions) -> Result<Self> {
+    fn from_envelopes(
+        root: Arc<RootFile>,
+        path: &str,
+        mut envelopes: Envelopes,
+        options: ReadOptions,
+        location: Arc<str>,
+    ) -> Result<Self> {
         let verify = options.verify_checksums;
         let page_lists = envelopes.take_page_lists()?;
         let Envelopes { anchor, header, mut footer, .. } = envelopes;
@@ -178,15 +238,12 @@ impl RNTuple {
         let desc = Arc::new(Descriptor::new(header, footer, page_lists)?);
         let schema = Schema::from_descriptor(&desc)?;
         let column_multiplier = read::column_multipliers(&schema, desc.fields.len(), desc.columns.len());
-        let source = PageSource {
-            file: root,
-            desc,
-            max_key_size: mk,
-            verify_checksums: verify,
-            column_multiplier,
-            io: Arc::default(),
-        };
-        Ok(RNTuple { path: path.to_string(), anchor, schema, source, options, attribute_sets })
+        let hints = options.io_hints(root.storage().hints());
+        let io: Arc<read::IoCounters> = Arc::default();
+        let reporter = Arc::new(read::report::Reporter::new(root.clone(), io.clone(), location, path.to_string()));
+        let source =
+            PageSource { file: root, desc, max_key_size: mk, verify_checksums: verify, column_multiplier, io, hints };
+        Ok(RNTuple { path: path.to_string(), anchor, schema, source, options, attribute_sets, reporter })
     }
 
     pub fn path(&self) -> &str {
@@ -251,7 +308,23 @@ impl RNTuple {
         let sel = self.select(fields)?;
         let stop = entry_stop.min(self.num_entries());
         let start = entry_start.min(stop);
-        read::read_range(&self.source, &sel, start, stop, options)
+        let began = std::time::Instant::now();
+        let read = read::read_range(&self.source, &sel, start, stop, options);
+        self.source.io.add_read_time(began.elapsed());
+        read
+    }
+
+    /// The I/O figures of this handle so far, with the storage's wire
+    /// figures (see [`IoReport`]; printed at the end when
+    /// `RNTUPLE_IO_REPORT=1` or [`set_io_report`]).
+    pub fn io_report(&self) -> IoReport {
+        self.reporter.report()
+    }
+
+    /// Prints the I/O report now (to stderr, once per handle) when reports
+    /// are on; for handles a garbage collector may never drop.
+    pub fn print_io_report(&self) {
+        self.reporter.print()
     }
 
     /// The page source (column-level reads, see [`PageSource::read_column`]).

@@ -134,27 +134,9 @@ fn entry_ranges_give_the_rows_written() {
     }
 }
 
-/// The page extents (offset, stored length) of the columns of `fields` in
-/// `cluster`, as the page list describes them (first representation).
+/// The page extents of the columns of `fields` in `cluster`.
 fn extents(nt: &RNTuple, fields: &[&FieldNode], cluster: usize) -> BTreeSet<(u64, u64)> {
-    fn columns(f: &FieldNode, out: &mut Vec<u32>) {
-        if let Some(rep) = f.representations.first() {
-            out.extend(rep);
-        }
-        for c in &f.children {
-            columns(c, out);
-        }
-    }
-    let mut cols = Vec::new();
-    for f in fields {
-        columns(f, &mut cols);
-    }
-    let c = &nt.descriptor().clusters[cluster];
-    cols.iter()
-        .filter_map(|&col| c.columns.get(col as usize))
-        .flat_map(|r| r.pages.iter())
-        .map(|p| (p.locator.offset, p.locator.size + if p.has_checksum { 8 } else { 0 }))
-        .collect()
+    page_extents(nt, fields, [cluster])
 }
 
 /// The documented policy, independently: sorted extents merge when the gap

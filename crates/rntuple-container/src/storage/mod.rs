@@ -15,9 +15,14 @@
 //!   `xroot://`, `http(s)://` and `s3://` are named in [`url::builtin_backend`],
 //!   the one place where their backends will be added).
 //!
+//! * Caching: [`cache::CachedStorage`] keeps the bytes fetched from a
+//!   remote store in a local directory (`RNTUPLE_CACHE_DIR`), exactly the
+//!   ranges read; [`open_storage_with`] puts it in front of remote URLs.
+//!
 //! The planner above does not care which backend answers: it knows every
 //! byte range before it asks (DESIGN.md, "Remote storage").
 
+pub mod cache;
 mod hints;
 mod local;
 mod memory;
@@ -25,11 +30,12 @@ mod sink;
 pub mod url;
 mod xrootd;
 
+pub use cache::{set_process_cache, CacheConfig, CachedStorage};
 pub use hints::{Identity, IoHints, TransportCounters, TransportStats};
 pub use local::{LocalFile, LocalSink};
 pub use memory::{MemorySink, MemoryStorage};
 pub use sink::WriteSink;
-pub use url::{open_storage, register_backend, Backend, StorageUrl};
+pub use url::{open_storage, open_storage_with, register_backend, Backend, StorageUrl};
 pub use xrootd::{XrootdBackend, XrootdFile, XROOTD_HINTS};
 
 use rntuple_format::{Error, Location, Result};

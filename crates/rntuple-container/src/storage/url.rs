@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use rntuple_format::{Error, Location, Result};
 
-use super::{LocalFile, LocalSink, ReadAt, WriteSink};
+use super::{CacheConfig, CachedStorage, LocalFile, LocalSink, ReadAt, WriteSink};
 
 /// A storage backend for the URLs of one or more schemes.
 pub trait Backend: Send + Sync + std::fmt::Debug {
@@ -151,11 +151,27 @@ fn backend(scheme: &str, url: &str) -> Result<Arc<dyn Backend>> {
     }
 }
 
-/// Opens a path or URL for reading (see the [module documentation](self)).
+/// Opens a path or URL for reading (see the [module documentation](self)),
+/// a remote one behind the cache of the process
+/// ([`CacheConfig::for_process`]: `--cache DIR` or `RNTUPLE_CACHE_DIR`) when
+/// there is one.
 pub fn open_storage(location: &str) -> Result<Arc<dyn ReadAt>> {
+    open_storage_with(location, None)
+}
+
+/// Opens a path or URL for reading; a remote one is read through the cache
+/// `cache`, else through the one of the process
+/// ([`CacheConfig::for_process`]), if any. Local files are never cached.
+pub fn open_storage_with(location: &str, cache: Option<&CacheConfig>) -> Result<Arc<dyn ReadAt>> {
     match StorageUrl::parse(location)? {
         StorageUrl::Local(path) => Ok(Arc::new(LocalFile::open(path)?)),
-        StorageUrl::Remote { scheme, url } => backend(&scheme, &url)?.open(&url),
+        StorageUrl::Remote { scheme, url } => {
+            let storage = backend(&scheme, &url)?.open(&url)?;
+            match cache.cloned().or_else(CacheConfig::for_process) {
+                Some(config) => Ok(Arc::new(CachedStorage::new(storage, &url, &config)?)),
+                None => Ok(storage),
+            }
+        }
     }
 }
 

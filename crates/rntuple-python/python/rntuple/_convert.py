@@ -30,6 +30,7 @@ import os
 import secrets
 import signal
 import threading
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,7 @@ from ._convert_sources import (
     _RNTupleSource,
     _TreeSource,
 )
-from ._dataset import expand
+from ._dataset import expand, is_url
 from ._file import open as open_file
 from ._term import Progress
 from ._write import compression_setting, recreate
@@ -141,6 +142,10 @@ def _expand(specs: Iterable[str | os.PathLike[str]]) -> list[tuple[str, str | No
 
 
 def _file_format(path: str) -> str:
+    if is_url(path):
+        if not path.lower().startswith("file://"):
+            return "root"  # remote inputs are ROOT files, read through the core's backends
+        path = urllib.parse.unquote(urllib.parse.urlsplit(path).path)
     with open(path, "rb") as fh:
         magic = fh.read(4)
     if magic == b"root":
@@ -301,7 +306,7 @@ def convert(
     files = _expand(specs)
     out_abs = os.path.abspath(out)
     for path, _ in files:
-        if os.path.exists(out) and os.path.samefile(path, out_abs):
+        if os.path.exists(out) and not is_url(path) and os.path.samefile(path, out_abs):
             raise ConvertError(f"the output {out!r} is also an input")
     formats = {_file_format(p) for p, _ in files}
     if len(formats) > 1:

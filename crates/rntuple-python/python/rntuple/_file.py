@@ -2,9 +2,10 @@
 
 Locations: a local path, a ``file://`` URL, or a URL whose scheme picks a
 storage backend of the Rust core (``root://``, ``xroot://``, ``http(s)://``,
-``s3://``: "no backend for scheme X yet" until the remote backends land).
-The dispatch happens once, in the core (``rntuple_container::storage::url``),
-so the command line and Python accept the same locations.
+``s3://``). The dispatch happens once, in the core
+(``rntuple_container::storage::url``), so the command line and Python accept
+the same locations. A remote file can be read through a local cache
+(``cache=DIR`` or ``RNTUPLE_CACHE_DIR``) that keeps exactly the bytes read.
 
 Pickling: a ``File`` and the ``RNTuple`` objects it hands out pickle as
 (path or URL, name, options) and unpickle by opening the file again, so that
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -77,9 +79,21 @@ class File:
     to its RNTuples: ``file["Events"]`` is the highest cycle of ``Events``.
     """
 
-    def __init__(self, path: str | os.PathLike[str], verify_checksums: bool = True, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        path: Any,
+        verify_checksums: bool = True,
+        threads: int | None = None,
+        cache: str | os.PathLike[str] | None = None,
+        coalesce_gap: int | None = None,
+        max_request: int | None = None,
+    ) -> None:
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 0):
             raise ValueError(f"threads must be None, 0 (one per core) or a positive number, not {threads!r}")
+        for what, value in (("coalesce_gap", coalesce_gap), ("max_request", max_request)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"{what} must be None or a number of bytes, not {value!r}")
+        cache = None if cache is None else os.path.abspath(os.fspath(cache))
         if _is_file_like(path):
             # Read through the object's seek/read, as the reader asks (_lib.open_reader, src/readat.rs).
             self._inner: _lib.File | None = _lib.open_reader(path, verify_checksums, threads or 0)
@@ -87,11 +101,15 @@ class File:
             self._location: str | None = None
         else:
             self._path = os.fspath(path)
-            self._inner = _lib.File(self._path, verify_checksums, threads or 0)
+            self._inner = _lib.File(self._path, verify_checksums, threads or 0, cache, coalesce_gap, max_request)
             # What a pickle holds: enough to open the same file elsewhere.
             self._location = _location(self._path)
         self._options: dict[str, Any] = {"verify_checksums": bool(verify_checksums), "threads": threads}
+        for key, value in (("cache", cache), ("coalesce_gap", coalesce_gap), ("max_request", max_request)):
+            if value is not None:
+                self._options[key] = value
         self._keys: list[tuple[str, str, int]] | None = None
+        self._ntuples: weakref.WeakSet[RNTuple] = weakref.WeakSet()
 
     def __repr__(self) -> str:
         state = "" if self._inner is not None else " (closed)"
@@ -216,7 +234,23 @@ class File:
         ntuple = RNTuple(self._lib_file.rntuple(f"{path};{number}"), self._path, path)
         if self._location is not None:  # for pickling (not a file-like object's)
             ntuple._origin = (self._location, f"{path};{number}", dict(self._options))
+        self._ntuples.add(ntuple)
         return ntuple
+
+    def io_stats(self) -> dict[str, Any]:
+        """I/O of the file so far: the planner's figures summed over the RNTuples
+        read from it (see :meth:`RNTuple.io_stats`), ``file_size``, and ``wire``,
+        the storage's figures (metadata included; ``None`` for a local file)."""
+        keys = ("requests", "vectored_calls", "bytes_read", "bytes_needed", "pages", "read_time")
+        total: dict[str, Any] = dict.fromkeys(keys, 0)
+        for ntuple in list(self._ntuples):
+            stats = ntuple.io_stats()
+            for key in keys:
+                total[key] += stats[key]
+        total["read_rate"] = total["bytes_read"] / total["read_time"] if total["read_time"] > 0 else 0.0
+        total["file_size"] = self._lib_file.size
+        total["wire"] = self._lib_file.transport_stats()
+        return total
 
     def get(self, where: str, default: Any = None) -> RNTuple | Any:
         """``file[where]``, or ``default`` when there is no such key."""
@@ -256,10 +290,15 @@ def _is_file_like(obj: Any) -> bool:
 
 
 def open(  # noqa: A001
-    path: Any, verify_checksums: bool = True, threads: int | None = None
+    path: Any,
+    verify_checksums: bool = True,
+    threads: int | None = None,
+    cache: str | os.PathLike[str] | None = None,
+    coalesce_gap: int | None = None,
+    max_request: int | None = None,
 ) -> Any:
-    """Opens a ROOT file for reading its RNTuples: a local path or a ``file://`` URL
-    (remote URLs are recognized, their storage backends are still to come).
+    """Opens a ROOT file for reading its RNTuples: a local path, a ``file://``
+    URL, or a remote URL (``root://``, ``xroot://``, ``http(s)://``, ``s3://``).
 
     As in uproot, ``"file.root:Events"`` (also ``"root://host//f.root:dir/Events"``)
     returns the RNTuple ``Events`` instead of the file; the file is closed with
@@ -272,14 +311,32 @@ def open(  # noqa: A001
     per core; 1: on the calling thread only); ``arrays(threads=...)``
     overrides it per read. Results do not depend on it.
 
+    ``cache``: a directory where the bytes read from a remote file are kept
+    (exactly the ranges read; a changed remote file is never served stale);
+    default: ``RNTUPLE_CACHE_DIR`` if set. Local files are never cached.
+
+    ``coalesce_gap``, ``max_request``: bytes; two needed pages at most
+    ``coalesce_gap`` apart are read in one request of at most ``max_request``
+    bytes. Default: the storage's (64 KiB and 8 MiB for a local file).
+
+    ``RNTUPLE_IO_REPORT=1`` prints an I/O report of every RNTuple read to
+    stderr when its handle goes or at exit (``RNTuple.io_report()`` gives it).
+
     >>> with rntuple.open("data.root") as f:
     ...     events = f["Events"].arrays(filter_name="Muon_*")
     """
+    options: dict[str, Any] = {
+        "verify_checksums": verify_checksums,
+        "threads": threads,
+        "cache": cache,
+        "coalesce_gap": coalesce_gap,
+        "max_request": max_request,
+    }
     if _is_file_like(path):
-        return File(path, verify_checksums=verify_checksums, threads=threads)
+        return File(path, **options)
     from ._dataset import object_spec
 
     where, name = object_spec(path)
     if name is None:
-        return File(where, verify_checksums=verify_checksums, threads=threads)
-    return File(where, verify_checksums=verify_checksums, threads=threads)[name]
+        return File(where, **options)
+    return File(where, **options)[name]

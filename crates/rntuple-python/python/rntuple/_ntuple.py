@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
@@ -37,6 +39,16 @@ _LIBRARIES = {
 
 # Entries read to estimate the bytes per entry when iterating by memory size.
 _PROBE_ENTRIES = 1000
+
+# Handles alive, so that their I/O reports are printed at exit
+# (RNTUPLE_IO_REPORT=1) even when the garbage collector never frees them.
+_LIVE: weakref.WeakSet[RNTuple] = weakref.WeakSet()
+
+
+@atexit.register
+def _print_io_reports() -> None:
+    for ntuple in list(_LIVE):
+        ntuple._inner.print_io_report()
 
 
 class Column(NamedTuple):
@@ -100,6 +112,7 @@ class RNTuple:
         # (location, "name;cycle", options) of the file it came from, set by
         # ``File`` so that the handle pickles (``_file._reduce_rntuple``).
         self._origin: tuple[str, str, dict[str, Any]] | None = None
+        _LIVE.add(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as (path or URL, name, options); unpickling opens the file again (``_file``)."""
@@ -249,14 +262,26 @@ class RNTuple:
         memory = sum(f["memory"] for f in info["fields"] if wanted is None or f["name"] in wanted)
         return [(c["first_entry"], c["num_entries"], c["uncompressed"] / total * memory) for c in info["clusters"]]
 
-    def io_stats(self) -> dict[str, int]:
+    def io_stats(self) -> dict[str, Any]:
         """I/O done by the reads of this RNTuple so far.
 
-        ``requests`` sent to the storage (merged byte ranges), ``vectored_calls``,
-        ``bytes_read`` (gaps between merged pages included), ``bytes_needed``
-        (the pages' own bytes) and ``pages`` decoded. ``reset_io_stats()`` zeroes them.
+        The planner's figures: ``requests`` sent to the storage (merged byte
+        ranges), ``vectored_calls``, ``bytes_read`` (gaps between merged pages
+        included), ``bytes_needed`` (the pages' own bytes), ``pages`` decoded,
+        ``read_time`` (seconds spent in reads), ``read_rate`` (bytes read per
+        second of it) and ``file_size``. ``wire``: what crossed the network
+        (``single_requests``, ``vectored_requests``, ``sub_ranges``,
+        ``bytes_transferred``, ``retries``, ``cache_hits``, ``cache_bytes``;
+        shared by the RNTuples of one file, metadata included), or ``None``
+        for a local file. ``reset_io_stats()`` zeroes the planner's figures.
         """
         return dict(self._inner.io_stats())
+
+    def io_report(self) -> str:
+        """The I/O report (requests, bytes transferred and needed, average
+        request, share of the file read, cache hits, wall time, read rate) that
+        ``RNTUPLE_IO_REPORT=1`` prints to stderr when the handle goes."""
+        return self._inner.io_report()
 
     def reset_io_stats(self) -> None:
         """Sets the :meth:`io_stats` counters to zero."""

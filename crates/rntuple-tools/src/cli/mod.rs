@@ -74,6 +74,12 @@ where
         Ok(c) => c,
         Err(e) => return Dispatch::Done(report_parse_error(&e, &mut root, sub.as_deref())),
     };
+    if cli.io_report {
+        rntuple::set_io_report(true);
+    }
+    if let Some(dir) = &cli.cache {
+        rntuple::container::storage::set_process_cache(Some(rntuple::container::CacheConfig::new(dir)));
+    }
     match cli.command {
         Command::Convert(a) => Dispatch::Python(convert_command(a, &mut root)),
         Command::Draw(a) => draw_command(a, !cli.no_verify, &mut root),

@@ -25,6 +25,12 @@ pub(crate) struct Cli {
     /// Do not verify xxh3 checksums of anchor, envelopes and pages.
     #[arg(long, global = true)]
     pub no_verify: bool,
+    /// Print an I/O report (requests, bytes, cache hits, time) to stderr at the end.
+    #[arg(long, global = true)]
+    pub io_report: bool,
+    /// Keep the bytes read from remote files in the cache directory DIR.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -272,14 +272,19 @@ pub fn verify_file(path: &Path, options: VerifyOptions, progress: &dyn Progress)
         max: options.max_problems.max(1),
         progress,
     };
-    let storage = match LocalFile::open(path) {
+    // A path or URL (`file://`, a remote scheme).
+    let opened = match path.to_str() {
+        Some(location) => rntuple::container::open_storage(location),
+        None => LocalFile::open(path).map(|f| Arc::new(f) as Arc<dyn rntuple::container::ReadAt>),
+    };
+    let storage = match opened {
         Ok(s) => s,
         Err(e) => {
             r.error(&e, Where::check("file"));
             return r.report;
         }
     };
-    let root = match RootFile::from_storage_with(Arc::new(storage), OpenOptions { verify_checksums: true }) {
+    let root = match RootFile::from_storage_with(storage, OpenOptions { verify_checksums: true, cache: None }) {
         Ok(root) => Arc::new(root),
         Err(e) => {
             r.error(&e, Where::check("file"));

@@ -198,7 +198,7 @@ pub(crate) fn fill(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: 
     }
     // 3. Plan the requests in read order, then sort the pages into batches.
     tasks.sort_by_key(|t| t.order);
-    let (batches, placed) = plan_requests(&src.file, src.max_key_size, tasks.iter().map(|t| t.extent))?;
+    let (batches, placed) = plan_requests(&src.file, src.max_key_size, &src.hints, tasks.iter().map(|t| t.extent))?;
     let mut per_batch: Vec<Vec<PageTask>> = (0..batches.len()).map(|_| Vec::new()).collect();
     for mut t in tasks {
         t.at = placed[&t.extent];

@@ -4,25 +4,36 @@
 //!
 //! Policy (DESIGN.md "I/O is planned"): pages are visited in read order
 //! (cluster by cluster, in file order within a cluster); a page joins the
-//! current request when it starts at most [`MAX_GAP`] bytes after the
-//! request's end and the request stays within [`MAX_REQUEST`] bytes (the
-//! skipped gap bytes are read too); requests are grouped into batches of at
+//! current request when it starts at most the coalescing gap bytes after the
+//! request's end and the request stays within the largest request size (the
+//! skipped gap bytes are read too). Both come from the storage's
+//! [`IoHints`] ([`ReadAt::hints`](rntuple_container::ReadAt::hints): for a
+//! local file [`MAX_GAP`] and [`MAX_REQUEST`]), overridden by the reader's
+//! options ([`crate::ReadOptions::coalesce_gap`],
+//! [`crate::ReadOptions::max_request`]). Requests are grouped into batches of at
 //! most [`BATCH_BYTES`] (or one request, if larger), each fetched with one
 //! vectored call
 //! ([`ReadAt::read_ranges_into`](rntuple_container::ReadAt::read_ranges_into))
 //! into a buffer that is reused batch after batch. A page stored over several
 //! keys (larger than the anchor's maximum key size) is a request of its own.
+//!
+//! One read plans every cluster of its entry range at once, so batches
+//! run across cluster boundaries: while the pages of one cluster are
+//! decoded, the next cluster's are already being fetched. At most two
+//! batches (one decoding, one in flight) are held at a time.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rntuple_container::RootFile;
+use rntuple_container::{IoHints, RootFile};
 use rntuple_format::{Error, Location, Result};
 
-/// Largest gap between two pages that one request reads through.
-pub const MAX_GAP: u64 = 64 << 10;
-/// Largest single request (a bigger page is one request of its own).
-pub const MAX_REQUEST: u64 = 8 << 20;
+/// Largest gap between two pages that one request reads through, on a
+/// local file ([`IoHints::LOCAL`]).
+pub const MAX_GAP: u64 = IoHints::LOCAL.coalesce_gap;
+/// Largest single request on a local file ([`IoHints::LOCAL`]; a bigger page
+/// is one request of its own).
+pub const MAX_REQUEST: u64 = IoHints::LOCAL.max_request;
 /// Bytes fetched per batch: decoding one batch overlaps fetching the next,
 /// and two batch buffers are reused, so at most two batches of compressed
 /// bytes are held at a time.
@@ -46,6 +57,8 @@ pub struct IoStats {
     pub bytes_needed: u64,
     /// Pages decoded (a page needed by two fields counts twice).
     pub pages: u64,
+    /// Wall time spent in reads, in nanoseconds.
+    pub read_nanos: u64,
 }
 
 /// Shared, thread-safe counters behind [`IoStats`].
@@ -56,6 +69,7 @@ pub(crate) struct IoCounters {
     bytes_read: AtomicU64,
     bytes_needed: AtomicU64,
     pages: AtomicU64,
+    read_nanos: AtomicU64,
 }
 
 impl IoCounters {
@@ -66,17 +80,24 @@ impl IoCounters {
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             bytes_needed: self.bytes_needed.load(Ordering::Relaxed),
             pages: self.pages.load(Ordering::Relaxed),
+            read_nanos: self.read_nanos.load(Ordering::Relaxed),
         }
     }
 
     pub(crate) fn reset(&self) {
-        for c in [&self.requests, &self.vectored_calls, &self.bytes_read, &self.bytes_needed, &self.pages] {
+        let all =
+            [&self.requests, &self.vectored_calls, &self.bytes_read, &self.bytes_needed, &self.pages, &self.read_nanos];
+        for c in all {
             c.store(0, Ordering::Relaxed);
         }
     }
 
     pub(crate) fn add_pages(&self, n: u64) {
         self.pages.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_read_time(&self, time: std::time::Duration) {
+        self.read_nanos.fetch_add(u64::try_from(time.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 }
 
@@ -163,11 +184,12 @@ impl Fetched {
 }
 
 /// Merges `extents` (visited in the given order; duplicates are read once)
-/// into batches of requests. Returns the batches and where each distinct
-/// extent ends up.
+/// into batches of requests shaped by `hints` (gap and largest request).
+/// Returns the batches and where each distinct extent ends up.
 pub(crate) fn plan_requests(
     file: &RootFile,
     max_key_size: u64,
+    hints: &IoHints,
     extents: impl IntoIterator<Item = Extent>,
 ) -> Result<(Vec<Batch>, HashMap<Extent, Placement>)> {
     let mut batches: Vec<Batch> = Vec::new();
@@ -201,8 +223,8 @@ pub(crate) fn plan_requests(
         if let (false, Some((start, end, index))) = (split, open) {
             let new_end = e.end().max(end);
             let joins = e.offset >= start
-                && e.offset <= end.saturating_add(MAX_GAP)
-                && new_end - start <= MAX_REQUEST
+                && e.offset <= end.saturating_add(hints.coalesce_gap)
+                && new_end - start <= hints.max_request
                 && bytes + (new_end - end) <= BATCH_BYTES;
             if joins {
                 bytes += new_end - end;
@@ -328,6 +350,7 @@ mod tests {
         let (batches, placed) = plan_requests(
             &f,
             big,
+            &IoHints::LOCAL,
             [e(1000, 100), e(1100, 50), e(1150 + MAX_GAP, 10), e(1160 + 2 * MAX_GAP + 1, 10), e(1000, 100)],
         )
         .unwrap();
@@ -351,7 +374,7 @@ mod tests {
         let f = file(200 << 20);
         let page = 1 << 20;
         let extents: Vec<Extent> = (0..100).map(|i| e(1000 + i * page, page)).collect();
-        let (batches, placed) = plan_requests(&f, u64::MAX >> 1, extents.clone()).unwrap();
+        let (batches, placed) = plan_requests(&f, u64::MAX >> 1, &IoHints::LOCAL, extents.clone()).unwrap();
         for b in &batches {
             assert!(b.range_bytes <= BATCH_BYTES, "{}", b.range_bytes);
             for r in &b.requests {
@@ -372,7 +395,8 @@ mod tests {
     #[test]
     fn backwards_and_overlapping_extents() {
         let f = file(1 << 20);
-        let (batches, placed) = plan_requests(&f, u64::MAX >> 1, [e(5000, 100), e(4000, 100), e(5050, 100)]).unwrap();
+        let (batches, placed) =
+            plan_requests(&f, u64::MAX >> 1, &IoHints::LOCAL, [e(5000, 100), e(4000, 100), e(5050, 100)]).unwrap();
         // 4000 lies before the open request: a new one; 5050 overlaps neither open request's end... it starts
         // after 4100 within the gap, so it extends the second request.
         assert_eq!(

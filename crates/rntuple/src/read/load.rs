@@ -159,12 +159,29 @@ pub fn read_envelope(
     what: &str,
 ) -> Result<Vec<u8>> {
     let raw = root.read_payload(offset, size, max_key).map_err(|e| e.within(what))?;
+    inflate_envelope(raw, offset, size, length, what)
+}
+
+/// Inflates the `raw` bytes of an envelope read at `offset` (see
+/// [`read_envelope`]).
+fn inflate_envelope(raw: Vec<u8>, offset: u64, size: u64, length: u64, what: &str) -> Result<Vec<u8>> {
     if size == length {
         return Ok(raw);
     }
     let location = Location::new(what, Some(offset));
     let length = guard_expansion(size, length, &location)?;
     decompress(&raw, length, &location)
+}
+
+/// The stored bytes of several envelopes `(offset, size)` in one vectored
+/// read ([`RootFile::read_payloads`]), so that a remote open pays one round
+/// trip for all of them. `None` for each when that read fails: the
+/// envelopes are then read one by one, which names the one at fault.
+fn read_together(root: &RootFile, envelopes: &[(u64, u64)], max_key: u64) -> Vec<Option<Vec<u8>>> {
+    match root.read_payloads(envelopes, max_key) {
+        Ok(all) => all.into_iter().map(Some).collect(),
+        Err(_) => vec![None; envelopes.len()],
+    }
 }
 
 /// A checksum quoted by another envelope against the header's own
@@ -185,21 +202,37 @@ fn quoted(what: &str, stored: u64, computed: u64, offset: u64) -> Found {
     }
 }
 
-/// Reads, inflates and parses the header or the footer envelope at `at`;
-/// returns it and its bytes.
-#[allow(clippy::too_many_arguments)]
+/// Where an envelope is: offset and size on disk, inflated length, and its
+/// stored bytes when read already.
+struct Stored {
+    at: u64,
+    size: u64,
+    length: u64,
+    raw: Option<Vec<u8>>,
+}
+
+impl Stored {
+    /// The envelope's inflated bytes, read now unless read already.
+    fn inflate(self, root: &RootFile, max_key: u64, what: &str) -> Result<Vec<u8>> {
+        match self.raw {
+            Some(raw) => inflate_envelope(raw, self.at, self.size, self.length, what),
+            None => read_envelope(root, self.at, self.size, self.length, max_key, what),
+        }
+    }
+}
+
+/// Inflates and parses the header or the footer envelope `stored`
+/// (reading it unless read already); returns it and its bytes.
 fn parse_envelope<T>(
     root: &RootFile,
     checks: &mut Checks<'_>,
     what: &str,
-    at: u64,
-    size: u64,
-    length: u64,
+    stored: Stored,
     max_key: u64,
     parse: impl Fn(&[u8], bool) -> Result<T>,
 ) -> Result<(T, Vec<u8>), Found> {
-    let bytes =
-        read_envelope(root, at, size, length, max_key, what).map_err(|e| checks.fatal("envelope", Some(at), e))?;
+    let at = stored.at;
+    let bytes = stored.inflate(root, max_key, what).map_err(|e| checks.fatal("envelope", Some(at), e))?;
     let context = format!("{what} at file offset {at}");
     let parsed = checks.parse("envelope", at, |verify| parse(&bytes, verify).map_err(|e| e.within(&context)))?;
     Ok((parsed, bytes))
@@ -224,31 +257,37 @@ pub fn load_from_anchor(root: &RootFile, anchor: Anchor, checks: &mut Checks<'_>
     let mk = anchor.max_key_size;
     let envelope = |what: &str, offset: u64| format!("{what} at file offset {offset}");
 
+    // Header and footer in one request, then every page list in one more.
+    let (h, f) = ((anchor.seek_header, anchor.nbytes_header), (anchor.seek_footer, anchor.nbytes_footer));
+    let mut raw = read_together(root, &[h, f], mk).into_iter();
+    let header = Stored { at: h.0, size: h.1, length: anchor.len_header, raw: raw.next().flatten() };
+    let footer = Stored { at: f.0, size: f.1, length: anchor.len_footer, raw: raw.next().flatten() };
+
     let at = anchor.seek_header;
-    let (header, hbytes) =
-        parse_envelope(root, checks, "header envelope", at, anchor.nbytes_header, anchor.len_header, mk, parse_header)?;
+    let (header, hbytes) = parse_envelope(root, checks, "header envelope", header, mk, parse_header)?;
     let hsum = header_checksum(&hbytes).map_err(|e| checks.fatal("envelope", Some(at), e))?;
     drop(hbytes);
 
     let at = anchor.seek_footer;
-    let (footer, _) =
-        parse_envelope(root, checks, "footer envelope", at, anchor.nbytes_footer, anchor.len_footer, mk, parse_footer)?;
+    let (footer, _) = parse_envelope(root, checks, "footer envelope", footer, mk, parse_footer)?;
     if checks.verifies() && footer.header_checksum != hsum {
         checks.recoverable(quoted("footer envelope", footer.header_checksum, hsum, at))?;
     }
 
     let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
-    for (g, cg) in footer.cluster_groups.iter().enumerate() {
+    let lists: Vec<(u64, u64)> =
+        footer.cluster_groups.iter().map(|cg| (cg.page_list.locator.offset, cg.page_list.locator.size)).collect();
+    let raw = read_together(root, &lists, mk);
+    for ((g, cg), raw) in footer.cluster_groups.iter().enumerate().zip(raw) {
         let what = format!("page list envelope of cluster group {g}");
         let l = cg.page_list;
         let at = l.locator.offset;
-        let pl = read_envelope(root, at, l.locator.size, l.length, mk, &what)
-            .map_err(|e| checks.fatal("envelope", Some(at), e))
-            .and_then(|bytes| {
-                checks.parse("envelope", at, |verify| {
-                    parse_page_list(&bytes, verify).map_err(|e| e.within(&what).within(&envelope("envelope", at)))
-                })
-            });
+        let stored = Stored { at, size: l.locator.size, length: l.length, raw };
+        let pl = stored.inflate(root, mk, &what).map_err(|e| checks.fatal("envelope", Some(at), e)).and_then(|bytes| {
+            checks.parse("envelope", at, |verify| {
+                parse_page_list(&bytes, verify).map_err(|e| e.within(&what).within(&envelope("envelope", at)))
+            })
+        });
         let pl = match pl {
             Ok(pl) => pl,
             Err(f) if matches!(checks, Checks::Stop { .. }) => return Err(f),
@@ -276,7 +315,7 @@ mod tests {
 
     fn open(name: &str) -> (RootFile, KeyInfo) {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(name);
-        let root = RootFile::open_with(path, OpenOptions { verify_checksums: false }).unwrap();
+        let root = RootFile::open_with(path, OpenOptions { verify_checksums: false, cache: None }).unwrap();
         let key = root.keys().unwrap().into_iter().find(|k| k.is_rntuple()).unwrap();
         (root, key)
     }

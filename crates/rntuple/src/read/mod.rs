@@ -24,6 +24,7 @@ mod io;
 pub(crate) mod load;
 mod plan;
 mod pool;
+pub(crate) mod report;
 mod select;
 mod source;
 pub(crate) mod unseal;
@@ -36,8 +37,10 @@ use rntuple_format::{Error, Result};
 
 use crate::ReadOptions;
 
+pub(crate) use io::IoCounters;
 pub use io::{IoStats, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
 pub use load::{load_envelopes, load_from_anchor, new_anchor, read_envelope, Checks, Envelopes, Found};
+pub use report::{io_report_enabled, set_io_report, IoReport, IO_REPORT_ENV};
 pub(crate) use select::{resolve as resolve_selection, Selected};
 pub(crate) use source::column_multipliers;
 pub use source::{field_multipliers, PageSource};

@@ -32,6 +32,9 @@ pub struct PageSource {
     pub(crate) column_multiplier: Vec<Option<u64>>,
     /// I/O figures, shared by clones.
     pub(crate) io: Arc<IoCounters>,
+    /// How requests are shaped: the storage's hints with the reader's
+    /// overrides ([`crate::ReadOptions::io_hints`]).
+    pub(crate) hints: rntuple_container::IoHints,
 }
 
 /// How a column fills a cluster: `zeros` leading zero elements (a deferred

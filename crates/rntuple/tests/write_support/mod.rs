@@ -413,3 +413,33 @@ pub fn nulls(bits: impl IntoIterator<Item = bool>) -> NullBuffer {
 pub fn sum_i32(a: &PrimitiveArray<Int32Type>) -> i64 {
     a.values().iter().map(|&x| i64::from(x)).sum()
 }
+
+/// The page extents (offset, stored length) of the columns of `fields` in
+/// the clusters `clusters`, as the page lists describe them (first
+/// representation).
+pub fn page_extents(
+    nt: &rntuple::RNTuple,
+    fields: &[&rntuple::FieldNode],
+    clusters: impl IntoIterator<Item = usize>,
+) -> std::collections::BTreeSet<(u64, u64)> {
+    fn columns(f: &rntuple::FieldNode, out: &mut Vec<u32>) {
+        if let Some(rep) = f.representations.first() {
+            out.extend(rep);
+        }
+        for c in &f.children {
+            columns(c, out);
+        }
+    }
+    let mut cols = Vec::new();
+    for f in fields {
+        columns(f, &mut cols);
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for cluster in clusters {
+        let c = &nt.descriptor().clusters[cluster];
+        for r in cols.iter().filter_map(|&col| c.columns.get(col as usize)) {
+            out.extend(r.pages.iter().map(|p| (p.locator.offset, p.locator.size + if p.has_checksum { 8 } else { 0 })));
+        }
+    }
+    out
+}

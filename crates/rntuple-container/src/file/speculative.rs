@@ -1,0 +1,100 @@
+//! Speculative reads on open: the first and the last bytes of a file, in one
+//! vectored request, so that opening a remote file costs one round trip for
+//! what ROOT keeps at both ends.
+//!
+//! ROOT lays a file out as (`io/io/src/TFile.cxx`, `tree/ntuple/src/RMiniFile.cxx`):
+//!
+//! ```text
+//! 0        file header, top directory record, (RNTuple header envelope, pages ...)
+//! ...      page lists, footer envelope, RNTuple anchor key,
+//!          streamer info, key list of the top directory, free segments   <- end
+//! ```
+//!
+//! so the head answers the file header and the top directory record, and
+//! the tail usually the key list, the anchor and, for files of modest
+//! size, footer and page lists. Whatever is not inside either is read on
+//! demand as before, with two more guesses: a key list read once is kept
+//! (listing names, then finding a key, reads it once), and an RNTuple
+//! anchor is read together with the [`SPECULATIVE_BEHIND`] bytes before
+//! it, where ROOT writes the footer and the last page lists just before
+//! the anchor (`RPageSinkFile::CommitDatasetImpl`, then the anchor key).
+
+use std::sync::{Arc, PoisonError, RwLock};
+
+use rntuple_format::Result;
+
+use crate::storage::ReadAt;
+
+/// Bytes read speculatively from the start of a file.
+pub const SPECULATIVE_HEAD: u64 = 64 << 10;
+/// Bytes read speculatively from the end of a file.
+pub const SPECULATIVE_TAIL: u64 = 256 << 10;
+
+/// Bytes read before an RNTuple anchor together with it.
+pub const SPECULATIVE_BEHIND: u64 = 256 << 10;
+
+/// Byte ranges of a file read ahead of need, each kept whole.
+#[derive(Debug, Default)]
+pub(crate) struct Speculative {
+    pieces: RwLock<Vec<(u64, Arc<[u8]>)>>,
+}
+
+impl Speculative {
+    /// Reads the head and the tail of a store of `size` bytes in one
+    /// vectored request (one range when they meet).
+    pub(crate) fn read(storage: &dyn ReadAt, size: u64) -> Result<Arc<Self>> {
+        let head = size.min(SPECULATIVE_HEAD);
+        let tail = size.saturating_sub(SPECULATIVE_TAIL).max(head);
+        let mut ranges = vec![(0u64, head as usize)];
+        if tail < size {
+            if tail == head {
+                ranges[0].1 = size as usize;
+            } else {
+                ranges.push((tail, (size - tail) as usize));
+            }
+        }
+        let bufs = storage.read_ranges(&ranges)?;
+        let pieces = ranges.iter().map(|r| r.0).zip(bufs.into_iter().map(Arc::from)).collect();
+        Ok(Arc::new(Self { pieces: RwLock::new(pieces) }))
+    }
+
+    /// Keeps `bytes`, read at `offset`, for later reads.
+    pub(crate) fn keep(&self, offset: u64, bytes: &[u8]) {
+        self.pieces.write().unwrap_or_else(PoisonError::into_inner).push((offset, Arc::from(bytes)));
+    }
+
+    /// The bytes `offset..offset + len` when one piece holds them all.
+    pub(crate) fn get(&self, offset: u64, len: u64) -> Option<Vec<u8>> {
+        let pieces = self.pieces.read().unwrap_or_else(PoisonError::into_inner);
+        pieces.iter().find_map(|(start, bytes)| {
+            let from = usize::try_from(offset.checked_sub(*start)?).ok()?;
+            bytes.get(from..from.checked_add(usize::try_from(len).ok()?)?).map(<[u8]>::to_vec)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemoryStorage;
+
+    #[test]
+    fn head_and_tail_answer_what_they_hold() {
+        let size = SPECULATIVE_HEAD + SPECULATIVE_TAIL + 1000;
+        let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let s = Speculative::read(&MemoryStorage::from(data.clone()), size).unwrap();
+        assert_eq!(s.pieces.read().unwrap().len(), 2);
+        assert_eq!(s.get(10, 5).unwrap(), &data[10..15]);
+        assert_eq!(s.get(size - 8, 8).unwrap(), &data[(size - 8) as usize..]);
+        s.keep(SPECULATIVE_HEAD + 10, &data[(SPECULATIVE_HEAD + 10) as usize..][..4]);
+        assert_eq!(s.get(SPECULATIVE_HEAD + 10, 4).unwrap(), &data[(SPECULATIVE_HEAD + 10) as usize..][..4]);
+        // Across the end of the head, in the hole, past the end: not held.
+        assert!(s.get(SPECULATIVE_HEAD - 2, 4).is_none());
+        assert!(s.get(SPECULATIVE_HEAD + 20, 4).is_none());
+        assert!(s.get(size - 2, 4).is_none());
+        // A small file is one piece, read whole.
+        let small = Speculative::read(&MemoryStorage::from(data[..100_000].to_vec()), 100_000).unwrap();
+        assert_eq!(small.pieces.read().unwrap().len(), 1);
+        assert_eq!(small.get(99_990, 10).unwrap(), &data[99_990..100_000]);
+    }
+}

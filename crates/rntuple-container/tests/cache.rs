@@ -1,0 +1,253 @@
+//! The cache of remote bytes (`storage::cache`): exactly the ranges fetched,
+//! only the missing sub-ranges fetched again, keyed by the remote identity,
+//! torn entries never served, size-capped with least-recently-used eviction,
+//! and several users of one directory at once.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rntuple_container::storage::{open_storage_with, register_backend, Backend, CacheConfig, CachedStorage};
+use rntuple_container::{Identity, MemoryStorage, ReadAt, TransportStats};
+use rntuple_format::Result;
+
+/// A "remote" store in memory that records every call it answers.
+#[derive(Debug)]
+struct Remote {
+    data: MemoryStorage,
+    version: Mutex<String>,
+    calls: Mutex<Vec<Vec<(u64, usize)>>>,
+    bytes: AtomicU64,
+}
+
+impl Remote {
+    fn new(len: usize) -> Arc<Self> {
+        let data: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        Arc::new(Remote {
+            data: MemoryStorage::from(data),
+            version: Mutex::new("v1".into()),
+            calls: Mutex::default(),
+            bytes: 0.into(),
+        })
+    }
+
+    fn take_calls(&self) -> Vec<Vec<(u64, usize)>> {
+        std::mem::take(&mut *self.calls.lock().unwrap())
+    }
+
+    fn expected(&self, offset: u64, len: usize) -> Vec<u8> {
+        let mut buf = vec![0; len];
+        self.data.read_exact_at(offset, &mut buf).unwrap();
+        buf
+    }
+}
+
+impl ReadAt for Remote {
+    fn size(&self) -> Result<u64> {
+        self.data.size()
+    }
+    fn identity(&self) -> Result<Identity> {
+        Ok(Identity { size: self.data.size()?, version: Some(self.version.lock().unwrap().clone()) })
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.read_ranges_into(&[(offset, buf.len())], buf)
+    }
+    fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {
+        self.calls.lock().unwrap().push(ranges.to_vec());
+        self.bytes.fetch_add(out.len() as u64, Ordering::Relaxed);
+        self.data.read_ranges_into(ranges, out)
+    }
+    fn read_ranges(&self, ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
+        let total = ranges.iter().map(|r| r.1).sum();
+        let mut all = vec![0; total];
+        self.read_ranges_into(ranges, &mut all)?;
+        let mut at = 0;
+        Ok(ranges
+            .iter()
+            .map(|r| {
+                at += r.1;
+                all[at - r.1..at].to_vec()
+            })
+            .collect())
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rntuple-cache-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Payload bytes of every entry in the cache (files other than `key` and the lock).
+fn entries(dir: &PathBuf) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for sub in std::fs::read_dir(dir).unwrap().flatten().filter(|d| d.path().is_dir()) {
+        for f in std::fs::read_dir(sub.path()).unwrap().flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            if name != "key" {
+                out.push((name, f.metadata().unwrap().len() - 32));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn cached(remote: &Arc<Remote>, config: &CacheConfig) -> CachedStorage {
+    CachedStorage::new(remote.clone(), "test://host/file.root", config).unwrap()
+}
+
+#[test]
+fn stores_exactly_the_ranges_fetched_and_fetches_only_what_is_missing() {
+    let dir = temp_dir("exact");
+    let config = CacheConfig::new(&dir);
+    let remote = Remote::new(100_000);
+    let c = cached(&remote, &config);
+    assert_eq!(c.read_ranges(&[(1000, 50), (5000, 7)]).unwrap(), [remote.expected(1000, 50), remote.expected(5000, 7)]);
+    assert_eq!(remote.take_calls(), [vec![(1000, 50), (5000, 7)]]);
+    // No rounding to blocks: one entry per range, of its exact length.
+    assert_eq!(entries(&dir), [(format!("{:016x}-{:016x}", 1000, 50), 50), (format!("{:016x}-{:016x}", 5000, 7), 7)]);
+
+    // Partly held: only the missing sub-ranges go out, in one call.
+    let mut buf = vec![0; 100];
+    c.read_exact_at(980, &mut buf).unwrap();
+    assert_eq!(buf, remote.expected(980, 100));
+    assert_eq!(remote.take_calls(), [vec![(980, 20), (1050, 30)]]);
+    assert_eq!(c.transport_stats().unwrap(), TransportStats { cache_hits: 1, cache_bytes: 50, ..Default::default() });
+
+    // A second user of the directory (another process) reads all from the cache.
+    let again = cached(&remote, &config);
+    let mut out = vec![0; 107];
+    again.read_ranges_into(&[(980, 100), (5000, 7)], &mut out).unwrap();
+    assert_eq!(out[..100], remote.expected(980, 100));
+    assert_eq!(out[100..], remote.expected(5000, 7));
+    assert!(remote.take_calls().is_empty());
+    assert_eq!(remote.bytes.load(Ordering::Relaxed), 107);
+    let stats = again.transport_stats().unwrap();
+    assert_eq!((stats.cache_hits, stats.cache_bytes, stats.bytes_transferred), (4, 107, 0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_changed_remote_file_is_never_served_stale() {
+    let dir = temp_dir("identity");
+    let config = CacheConfig::new(&dir);
+    let remote = Remote::new(10_000);
+    cached(&remote, &config).read_ranges(&[(0, 100)]).unwrap();
+    *remote.version.lock().unwrap() = "v2".into();
+    remote.take_calls();
+    cached(&remote, &config).read_ranges(&[(0, 100)]).unwrap();
+    assert_eq!(remote.take_calls(), [vec![(0, 100)]]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_torn_or_damaged_entry_is_a_miss_and_is_deleted() {
+    let dir = temp_dir("torn");
+    let config = CacheConfig::new(&dir);
+    let remote = Remote::new(10_000);
+    cached(&remote, &config).read_ranges(&[(100, 200), (1000, 200)]).unwrap();
+    let sub = std::fs::read_dir(&dir).unwrap().flatten().find(|d| d.path().is_dir()).unwrap().path();
+    // One entry cut short (a crash mid-write of a non-atomic writer), one with a flipped byte.
+    let torn = sub.join(format!("{:016x}-{:016x}", 100, 200));
+    let bytes = std::fs::read(&torn).unwrap();
+    std::fs::write(&torn, &bytes[..bytes.len() - 10]).unwrap();
+    let bad = sub.join(format!("{:016x}-{:016x}", 1000, 200));
+    let mut bytes = std::fs::read(&bad).unwrap();
+    bytes[100] ^= 1;
+    std::fs::write(&bad, &bytes).unwrap();
+    remote.take_calls();
+    let c = cached(&remote, &config);
+    assert_eq!(
+        c.read_ranges(&[(100, 200), (1000, 200)]).unwrap(),
+        [remote.expected(100, 200), remote.expected(1000, 200)]
+    );
+    assert_eq!(remote.take_calls(), [vec![(100, 200), (1000, 200)]]);
+    assert_eq!(c.transport_stats().unwrap().cache_hits, 0);
+    // Fetched again and stored whole.
+    assert_eq!(entries(&dir).iter().map(|e| e.1).collect::<Vec<_>>(), [200, 200]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_least_recently_used_entries_go_when_the_cap_is_reached() {
+    let dir = temp_dir("lru");
+    let config = CacheConfig { dir: dir.clone(), max_bytes: 3 * (1000 + 32) };
+    let remote = Remote::new(100_000);
+    let c = cached(&remote, &config);
+    for offset in [0, 10_000, 20_000] {
+        c.read_ranges(&[(offset, 1000)]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Use the first again, then add a fourth: the second (least recently used) goes.
+    c.read_ranges(&[(0, 1000)]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    c.read_ranges(&[(30_000, 1000)]).unwrap();
+    let names: Vec<String> = entries(&dir).into_iter().map(|e| e.0).collect();
+    let name = |o: u64| format!("{o:016x}-{:016x}", 1000);
+    assert_eq!(names, [name(0), name(20_000), name(30_000)]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn several_users_at_once_read_the_right_bytes() {
+    let dir = temp_dir("concurrent");
+    let config = CacheConfig::new(&dir);
+    let remote = Remote::new(1 << 20);
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let (remote, config) = (remote.clone(), config.clone());
+            s.spawn(move || {
+                let c = cached(&remote, &config);
+                for i in 0..50u64 {
+                    let offset = (i * 7919 + t * 104_729) % 1_000_000;
+                    let len = 1 + ((i * 31 + t) % 5000) as usize;
+                    assert_eq!(c.read_ranges(&[(offset, len)]).unwrap(), [remote.expected(offset, len)]);
+                }
+            });
+        }
+    });
+    // Every entry is whole and valid: a fresh reader serves them all without the remote.
+    let c = cached(&remote, &config);
+    remote.take_calls();
+    for (name, len) in entries(&dir) {
+        let offset = u64::from_str_radix(name.split('-').next().unwrap(), 16).unwrap();
+        assert_eq!(c.read_ranges(&[(offset, len as usize)]).unwrap(), [remote.expected(offset, len as usize)]);
+    }
+    assert!(remote.take_calls().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A registered scheme is read through the cache given to `open_storage_with`;
+/// local files never are.
+#[derive(Debug)]
+struct TestBackend(Arc<Remote>);
+
+impl Backend for TestBackend {
+    fn open(&self, _url: &str) -> Result<Arc<dyn ReadAt>> {
+        Ok(self.0.clone())
+    }
+}
+
+#[test]
+fn remote_urls_go_through_the_cache_and_local_files_do_not() {
+    let dir = temp_dir("dispatch");
+    let config = CacheConfig::new(&dir);
+    let remote = Remote::new(10_000);
+    register_backend("cachetest", Arc::new(TestBackend(remote.clone())));
+    for _ in 0..2 {
+        let s = open_storage_with("cachetest://host/f.root", Some(&config)).unwrap();
+        let mut buf = [0; 10];
+        s.read_exact_at(5, &mut buf).unwrap();
+    }
+    assert_eq!(remote.take_calls(), [vec![(5, 10)]]);
+    let local = std::env::temp_dir().join(format!("rntuple-cache-local-{}", std::process::id()));
+    std::fs::write(&local, [1u8; 64]).unwrap();
+    let s = open_storage_with(local.to_str().unwrap(), Some(&config)).unwrap();
+    assert!(s.transport_stats().is_none(), "{s:?}");
+    assert_eq!(entries(&dir).len(), 1);
+    let _ = std::fs::remove_file(&local);
+    let _ = std::fs::remove_dir_all(&dir);
+}
