@@ -41,7 +41,6 @@ import awkward as ak
 import numpy as np
 
 from ._convert import Progress, atomic_output
-from ._dataset import is_url, object_spec
 from ._expr import FUNCTIONS, DrawError, Expression
 from ._ntuple import RNTuple
 

@@ -105,9 +105,8 @@ class File:
             # What a pickle holds: enough to open the same file elsewhere.
             self._location = _location(self._path)
         self._options: dict[str, Any] = {"verify_checksums": bool(verify_checksums), "threads": threads}
-        for key, value in (("cache", cache), ("coalesce_gap", coalesce_gap), ("max_request", max_request)):
-            if value is not None:
-                self._options[key] = value
+        extra: dict[str, Any] = {"cache": cache, "coalesce_gap": coalesce_gap, "max_request": max_request}
+        self._options.update({k: v for k, v in extra.items() if v is not None})
         self._keys: list[tuple[str, str, int]] | None = None
         self._ntuples: weakref.WeakSet[RNTuple] = weakref.WeakSet()
 
