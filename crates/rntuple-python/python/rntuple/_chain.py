@@ -16,7 +16,6 @@ import awkward as ak
 import numpy as np
 
 from ._dataset import (
-    Report,
     cluster_table,
     concatenate_results,
     expand,
@@ -29,6 +28,7 @@ from ._dataset import (
 from ._file import open as open_file
 from ._filters import Filter, make_filter
 from ._ntuple import RNTuple, _entry_range, _library
+from ._results import Report
 
 __all__ = ["Chain", "SchemaMismatchError", "chain", "concatenate", "iterate"]
 

@@ -14,7 +14,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import awkward as ak
@@ -101,46 +101,8 @@ def expand(files: Any) -> list[tuple[str, str | None]]:
 
 
 # ---------------------------------------------------------------------------
-# Steps, reports and the one read helper shared by iterate/concatenate, chains,
+# Steps and the one read helper shared by iterate/concatenate, chains,
 # joins (``_chain``) and Dask.
-
-
-@dataclass(frozen=True)
-class Report:
-    """Where a batch of ``rntuple.iterate(..., report=True)`` came from (uproot's ``Report`` names).
-
-    ``tree_entry_start``/``tree_entry_stop`` (also ``entry_start``/``entry_stop``) are entry
-    numbers in the file's RNTuple; ``global_entry_start``/``global_entry_stop`` (also
-    ``start``/``stop``) in the whole dataset, ``global_offset`` being the file's first one.
-    """
-
-    file_path: str
-    object_path: str
-    tree_entry_start: int
-    tree_entry_stop: int
-    global_offset: int = 0
-
-    @property
-    def entry_start(self) -> int:
-        return self.tree_entry_start
-
-    @property
-    def entry_stop(self) -> int:
-        return self.tree_entry_stop
-
-    @property
-    def global_entry_start(self) -> int:
-        return self.tree_entry_start + self.global_offset
-
-    @property
-    def global_entry_stop(self) -> int:
-        return self.tree_entry_stop + self.global_offset
-
-    start = global_entry_start
-    stop = global_entry_stop
-
-    def to_global(self, global_offset: int) -> Report:
-        return replace(self, global_offset=global_offset)
 
 
 def plan_steps(

@@ -6,6 +6,7 @@ the unit), and the library conversion of computed (expression) results."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 import awkward as ak
@@ -21,17 +22,50 @@ _DATETIME = re.compile(r"^datetime64\[(\w+)\]")
 _UNITS = ("s", "ms", "us", "ns")
 
 
+@dataclass(frozen=True)
 class Report:
-    """What ``iterate(report=True)`` yields beside each result, named as uproot's ``Report``."""
+    """Where a result of ``iterate(..., report=True)`` came from, named as uproot's ``Report``.
 
-    def __init__(self, file_path: str | None, name: str, start: int, stop: int) -> None:
-        self.file_path = file_path
-        self.name = name
-        self.tree_entry_start = self.global_entry_start = self.start = start
-        self.tree_entry_stop = self.global_entry_stop = self.stop = stop
+    ``tree_entry_start``/``tree_entry_stop`` (also ``entry_start``/``entry_stop``) are entry
+    numbers in the file's RNTuple; ``global_entry_start``/``global_entry_stop`` (also
+    ``start``/``stop``) in the whole dataset, ``global_offset`` being the file's first one
+    (0 for ``RNTuple.iterate``). ``name`` is ``object_path``.
+    """
+
+    file_path: str | None
+    object_path: str
+    tree_entry_start: int
+    tree_entry_stop: int
+    global_offset: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.object_path
+
+    @property
+    def entry_start(self) -> int:
+        return self.tree_entry_start
+
+    @property
+    def entry_stop(self) -> int:
+        return self.tree_entry_stop
+
+    @property
+    def global_entry_start(self) -> int:
+        return self.tree_entry_start + self.global_offset
+
+    @property
+    def global_entry_stop(self) -> int:
+        return self.tree_entry_stop + self.global_offset
+
+    start = global_entry_start
+    stop = global_entry_stop
+
+    def to_global(self, global_offset: int) -> Report:
+        return replace(self, global_offset=global_offset)
 
     def __repr__(self) -> str:
-        return f"<Report start={self.start} stop={self.stop} of {self.name!r} in {self.file_path!r}>"
+        return f"<Report start={self.start} stop={self.stop} of {self.object_path!r} in {self.file_path!r}>"
 
 
 def datetime_units(fields: list[Field]) -> dict[str, str]:
