@@ -17,10 +17,7 @@ import numpy as np
 
 from ._dataset import (
     cluster_table,
-    concatenate_results,
     expand,
-    from_awkward,
-    group,
     plan_read,
     plan_steps,
     read,
@@ -28,7 +25,7 @@ from ._dataset import (
 from ._file import open as open_file
 from ._filters import Filter, make_filter
 from ._ntuple import RNTuple, _entry_range, _library
-from ._results import Report
+from ._results import Report, apply_how, concatenate_results, to_library
 
 __all__ = ["Chain", "SchemaMismatchError", "chain", "concatenate", "iterate"]
 
@@ -200,8 +197,8 @@ class Chain:
                     for a, b in plan_steps(cluster_table(ntuple, plan, step_size), lo, hi, step_size):
                         batch = read(ntuple, plan, a, b, "ak" if schema else lib, offset + a, threads)
                         if schema is not None:
-                            batch = from_awkward(_fill_missing(batch, schema, plan, filter_name), lib, offset + a)
-                        batch = group(batch, lib, how)
+                            batch = to_library(_fill_missing(batch, schema, plan, filter_name), lib, offset + a)
+                        batch = apply_how(batch, how, lib)
                         yield (batch, Report(ntuple._file_path or "", ntuple.name, a, b, offset)) if report else batch
             offset += n
 
@@ -227,7 +224,7 @@ class Chain:
             with f:
                 plan = plan_read(ntuple, expressions, cut, *(kwargs.get(k) for k in _FILTERS))
                 parts = [read(ntuple, plan, 0, 0, lib, 0)]
-        return group(concatenate_results(parts, lib), lib, how)
+        return apply_how(concatenate_results(parts, lib), how, lib)
 
 
 _FILTERS = ("filter_name", "filter_typename", "filter_field")

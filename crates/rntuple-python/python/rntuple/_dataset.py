@@ -19,11 +19,10 @@ from typing import Any
 
 import awkward as ak
 import numpy as np
-import pyarrow as pa
 
 from . import _lib
 from ._filters import parse_memory_size
-from ._numpy import to_numpy_dict, to_pandas
+from ._results import to_library
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -240,45 +239,4 @@ def read(ntuple: Any, plan: ReadPlan, start: int, stop: int, library: str, index
         if not isinstance(mask, ak.Array):
             mask = ak.Array(np.full(len(array), bool(mask)))
         out = out[ak.fill_none(mask != 0, False)]
-    return from_awkward(out, library, index)
-
-
-def from_awkward(array: ak.Array, library: str, index: int) -> Any:
-    """An awkward record array in ``library``'s form (as ``RNTuple.arrays`` gives it)."""
-    if library == "ak":
-        return array
-    if library == "np":
-        return to_numpy_dict(array)
-    if library == "pd":
-        return to_pandas(array, index)
-    return ak.to_arrow_table(array, extensionarray=False)
-
-
-def group(result: Any, library: str, how: Any) -> Any:
-    """uproot's ``how``: None (the library's default), ``tuple``, ``list`` or ``dict`` of the fields."""
-    if how is None:
-        return result
-    if how not in (tuple, list, dict, "tuple", "list", "dict"):
-        raise ValueError(f"how must be None, tuple, list or dict, not {how!r}")
-    if library in ("pd", "pa"):
-        raise ValueError(f"how={how!r} is for library 'ak' or 'np', not {library!r}")
-    names = list(result) if library == "np" else ak.fields(result)
-    kind = how if isinstance(how, str) else how.__name__
-    if kind == "dict":
-        return {n: result[n] for n in names}
-    items = [result[n] for n in names]
-    return tuple(items) if kind == "tuple" else items
-
-
-def concatenate_results(parts: list[Any], library: str) -> Any:
-    """One result from the batches of ``iterate`` (in order)."""
-    if library == "ak":
-        return ak.concatenate(parts) if len(parts) != 1 else parts[0]
-    if library == "np":
-        names = list(parts[0]) if parts else []
-        return {n: np.concatenate([p[n] for p in parts]) for n in names}
-    if library == "pd":
-        import pandas as pd
-
-        return pd.concat(parts) if len(parts) != 1 else parts[0]
-    return pa.concat_tables(parts) if len(parts) != 1 else parts[0]
+    return to_library(out, library, index)

@@ -161,7 +161,6 @@ def _source(source: Any, name: str | None, verify_checksums: bool) -> tuple[RNTu
     return first, f, chain
 
 
-
 def draw(
     source: Any,
     expression: str,

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ._fields import Field
 
-__all__ = ["Report", "apply_how", "datetime_units", "to_library", "with_datetimes"]
+__all__ = ["Report", "apply_how", "concatenate_results", "datetime_units", "to_library", "with_datetimes"]
 
 # What `_write_input.DATETIME_DESCRIPTION` writes.
 _DATETIME = re.compile(r"^datetime64\[(\w+)\]")
@@ -99,8 +99,10 @@ def with_datetimes(result: Any, units: dict[str, str]) -> Any:
     return result
 
 
-def to_library(array: ak.Array, lib: str, index: np.ndarray) -> Any:
-    """A computed awkward result in ``lib``'s form; ``index``: the entry numbers (pandas' index)."""
+def to_library(array: ak.Array, lib: str, index: int | np.ndarray) -> Any:
+    """An awkward record array in ``lib``'s form (``"ak"``, ``"np"``, ``"pd"``, ``"pa"``), as
+    ``RNTuple.arrays`` gives it; ``index``: the first entry's number or the entry numbers
+    (pandas' index)."""
     from ._numpy import to_numpy_dict, to_pandas
 
     if lib == "ak":
@@ -109,14 +111,31 @@ def to_library(array: ak.Array, lib: str, index: np.ndarray) -> Any:
         return to_numpy_dict(array)
     if lib == "pa":
         return ak.to_arrow_table(array, extensionarray=False)
+    if isinstance(index, int | np.integer):
+        return to_pandas(array, int(index))
     frame = to_pandas(array, 0)
     frame.index = index
     return frame
 
 
+def concatenate_results(parts: list[Any], lib: str) -> Any:
+    """One result from the batches of ``iterate`` (in order)."""
+    if lib == "ak":
+        return ak.concatenate(parts) if len(parts) != 1 else parts[0]
+    if lib == "np":
+        names = list(parts[0]) if parts else []
+        return {n: np.concatenate([p[n] for p in parts]) for n in names}
+    if lib == "pd":
+        import pandas as pd
+
+        return pd.concat(parts) if len(parts) != 1 else parts[0]
+    return pa.concat_tables(parts) if len(parts) != 1 else parts[0]
+
+
 def apply_how(result: Any, how: Any, lib: str) -> Any:
-    """uproot's ``how=``: ``tuple``/``"tuple"`` (the fields in order), ``dict``/``"dict"`` (by name),
-    ``"zip"`` (jagged fields ``X_a``, ``X_b``... of equal lengths zipped into records ``X``), or None."""
+    """uproot's ``how=``: ``tuple``/``"tuple"`` or ``list``/``"list"`` (the fields in order),
+    ``dict``/``"dict"`` (by name), ``"zip"`` (jagged fields ``X_a``, ``X_b``... of equal lengths
+    zipped into records ``X``), or None (the library's default)."""
     if how is None:
         return result
     if lib not in ("ak", "np"):
@@ -124,11 +143,13 @@ def apply_how(result: Any, how: Any, lib: str) -> Any:
     names = list(result.fields) if lib == "ak" else list(result)
     if how in (tuple, "tuple"):
         return tuple(result[n] for n in names)
+    if how in (list, "list"):
+        return [result[n] for n in names]
     if how in (dict, "dict"):
         return {n: result[n] for n in names}
     if how == "zip" and lib == "ak":
         return _zip_prefixes(result)
-    raise ValueError(f"how must be None, tuple, dict or 'zip' (library='ak'), not {how!r}")
+    raise ValueError(f"how must be None, tuple, list, dict or 'zip' (library='ak'), not {how!r}")
 
 
 def _zip_prefixes(array: ak.Array) -> ak.Array:
