@@ -105,7 +105,7 @@ def expand(files: Any) -> list[tuple[str, str | None]]:
 
 
 def plan_steps(
-    clusters: list[tuple[int, int, float]], start: int, stop: int, step_size: int | str
+    clusters: list[tuple[int, int, float]], start: int, stop: int, step_size: int | str, split: bool = True
 ) -> list[tuple[int, int]]:
     """Entry ranges of ``[start, stop)`` to read one after the other, aligned with clusters.
 
@@ -114,7 +114,9 @@ def plan_steps(
     is a run of whole clusters (cut at ``start``/``stop``) whose entries (or estimated bytes)
     stay within ``step_size``, at least one cluster; a cluster larger than ``step_size`` on
     its own is split into the fewest equal pieces that fit (so no step reads a cluster's
-    pages twice except such a cluster, and then each piece reads only its own pages).
+    pages twice except such a cluster, and then each piece reads only its own pages), for
+    bounded memory; with ``split=False`` it is a step of its own, whole (so no cluster is
+    read by two steps: Dask's partitions).
     """
     if isinstance(step_size, bool):
         raise TypeError(f"step_size must be a number of entries or a size like '100 MB', not {step_size!r}")
@@ -133,6 +135,9 @@ def plan_steps(
         if lo >= 0 and used + cost > limit:
             steps.append((lo, hi))
             lo, used = -1, 0.0
+        if cost > limit and not split:
+            steps.append((a, b))
+            continue
         if cost > limit:
             pieces = math.ceil(cost / limit)
             size = math.ceil((b - a) / pieces)
