@@ -14,15 +14,10 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
-
-import awkward as ak
-import numpy as np
 
 from . import _lib
 from ._filters import parse_memory_size
-from ._results import to_library
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -100,8 +95,8 @@ def expand(files: Any) -> list[tuple[str, str | None]]:
 
 
 # ---------------------------------------------------------------------------
-# Steps and the one read helper shared by iterate/concatenate, chains,
-# joins (``_chain``) and Dask.
+# Cluster-aligned steps, shared by iterate/concatenate, chains, joins (``_chain``) and Dask;
+# what to read in each (expressions, cut, aliases) is ``RNTuple._plan`` (``_expressions``).
 
 
 def plan_steps(
@@ -152,9 +147,10 @@ def plan_steps(
     return steps
 
 
-def cluster_table(ntuple: Any, plan: ReadPlan, step_size: int | str) -> list[tuple[int, int, float]]:
+def cluster_table(ntuple: Any, plan: Any, step_size: int | str) -> list[tuple[int, int, float]]:
     """``(first_entry, num_entries, bytes)`` per cluster of ``ntuple`` for ``plan_steps``: bytes of
-    the fields ``plan`` reads (``RNTuple.cluster_sizes``) when ``step_size`` is a memory size.
+    the fields ``plan`` (``RNTuple._plan``) reads (``RNTuple.cluster_sizes``) when ``step_size``
+    is a memory size.
 
     Where the footer's sizes cannot be had (a store ``inspect`` does not open), the bytes per
     entry are measured on the first entries, as ``RNTuple.iterate`` does.
@@ -162,86 +158,10 @@ def cluster_table(ntuple: Any, plan: ReadPlan, step_size: int | str) -> list[tup
     clusters = [(c.first_entry, c.num_entries) for c in ntuple.clusters]
     if isinstance(step_size, int):
         return [(a, n, 0.0) for a, n in clusters]
+    fields, _, paths = plan.inputs
     try:
-        return ntuple.cluster_sizes([f.name for f in plan.fields])
+        return ntuple.cluster_sizes([f.name for f in fields])
     except (OSError, ValueError, _lib.RNTupleError):
         target = parse_memory_size(step_size)
-        per_step = ntuple._step_entries(step_size, plan.fields, plan.paths, 0, ntuple.num_entries)
+        per_step = ntuple._step_entries(step_size, fields, paths, 0, ntuple.num_entries)
         return [(a, n, n * target / per_step) for a, n in clusters]
-
-
-def _plain(text: str, known: set[str]) -> bool:
-    return text in known
-
-
-@dataclass
-class ReadPlan:
-    """What to read from one RNTuple and how to turn it into the result (``read``)."""
-
-    fields: list[Any]
-    keys: frozenset[str] | None
-    paths: list[str]
-    expressions: list[Any] | None = None
-    cut: Any = None
-    needed: list[str] = field(default_factory=list)
-
-
-def plan_read(
-    ntuple: Any,
-    expressions: str | list[str] | None = None,
-    cut: str | None = None,
-    filter_name: Any = None,
-    filter_typename: Any = None,
-    filter_field: Any = None,
-) -> ReadPlan:
-    """The fields of ``ntuple`` to read for these arguments of ``iterate``/``arrays``.
-
-    Expressions that are all field names (or dotted paths) and no cut are handed to
-    ``RNTuple.arrays``'s selection as they are; otherwise every expression and the cut are
-    parsed by the safe expression engine (``_expr``, as ``draw``'s) over the top-level
-    fields, only the fields they use are read, and the result has one field per
-    expression, named by its text, as uproot names them.
-    """
-    texts = [expressions] if isinstance(expressions, str) else None if expressions is None else list(expressions)
-    if cut is None and texts is not None:
-        known = set(ntuple.keys(recursive=True)) | {f.name for f in ntuple.fields}
-        if all(_plain(t, known) for t in texts):
-            return ReadPlan(*ntuple._select(texts, filter_name, filter_typename, filter_field))
-    if cut is None and texts is None:
-        return ReadPlan(*ntuple._select(None, filter_name, filter_typename, filter_field))
-    from ._expr import Expression
-
-    top = {f.display_name: f for f in ntuple.fields if f.readable}
-    if texts is None:  # a cut on the fields the filters select
-        selected = ntuple._select(None, filter_name, filter_typename, filter_field)[0]
-        texts = [f.display_name for f in selected]
-    exprs = [Expression(t, "expression", set(top)) for t in texts]
-    cut_expr = Expression(cut, "cut", set(top)) if cut is not None else None
-    needed = list(dict.fromkeys(n for e in [*exprs, cut_expr] if e is not None for n in e.names))
-    wanted = {top[n].name for n in needed}
-    fields, keys, paths = ntuple._select(None, None, None, lambda f: f.top_level and f.name in wanted)
-    return ReadPlan(fields, keys, paths, exprs, cut_expr, needed)
-
-
-def read(ntuple: Any, plan: ReadPlan, start: int, stop: int, library: str, index: int, threads: Any = None) -> Any:
-    """Entries ``[start, stop)`` of ``ntuple`` as ``plan`` says, in ``library`` (``"ak"``, ``"np"``,
-    ``"pd"``, ``"pa"``); ``index`` is the first entry's number in a pandas index."""
-    if plan.expressions is None:
-        batch = ntuple._read_batch(plan.fields, start, stop, threads, plan.paths, library)
-        return ntuple._convert(batch, plan.fields, plan.keys, library, index)
-    batch = ntuple._read_batch(plan.fields, start, stop, threads, plan.paths, "ak")
-    array = ntuple._convert(batch, plan.fields, plan.keys, "ak", index)
-    env = {n: array[n] for n in plan.needed}
-    columns = {}
-    for e in plan.expressions:
-        value = e.evaluate(env)
-        if not isinstance(value, ak.Array):
-            value = ak.Array(np.full(len(array), value))
-        columns[e.text] = value
-    out = ak.Array(columns) if columns else array[[]]
-    if plan.cut is not None:
-        mask = plan.cut.evaluate(env)
-        if not isinstance(mask, ak.Array):
-            mask = ak.Array(np.full(len(array), bool(mask)))
-        out = out[ak.fill_none(mask != 0, False)]
-    return to_library(out, library, index)
