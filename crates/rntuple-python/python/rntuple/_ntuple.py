@@ -392,7 +392,7 @@ class RNTuple:
             library: ``"ak"`` (awkward Array with uproot's forms), ``"np"`` (dict
                 of numpy arrays), ``"pd"`` (pandas DataFrame) or ``"pa"``
                 (pyarrow Table).
-            how: ``tuple``, ``dict`` or ``"zip"`` as in uproot (``"ak"``, ``"np"``).
+            how: ``tuple``, ``list``, ``dict`` or ``"zip"`` as in uproot (``"ak"``, ``"np"``).
             threads: threads that decompress and decode pages for this read;
                 None uses the file's setting (``rntuple.open(..., threads=)``,
                 by default one per core), 1 reads on the calling thread only.
