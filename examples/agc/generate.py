@@ -99,7 +99,7 @@ def write_file(path: str | os.PathLike[str], n_events: int, seed: int, cluster_e
     """One file of ``n_events`` events in clusters of ``cluster_entries`` entries."""
     events = make_events(n_events, seed)
     with rntuple.recreate(path) as f:
-        with f.mkrntuple("Events", events) as writer:
+        with f.mkrntuple("Events", events[:0]) as writer:
             for start in range(0, n_events, cluster_entries):
                 writer.extend(events[start : start + cluster_entries])
                 writer.commit_cluster()

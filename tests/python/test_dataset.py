@@ -160,6 +160,21 @@ def test_expressions_and_cut(dataset: list[str]) -> None:
         rntuple.concatenate(dataset, ["nope + 1"])
 
 
+def test_aliases_and_global_pandas_index(dataset: list[str]) -> None:
+    everything = _per_file(dataset)
+    keep = everything[ak.num(everything.jets) > 1]
+    aliases = {"njets": "len(jets)", "x2": "x * 2"}
+    batches = list(rntuple.iterate(dataset, ["x2", "njets"], cut="njets > 1", aliases=aliases, step_size=30))
+    got = ak.concatenate(batches)
+    assert ak.fields(got) == ["x2", "njets"]
+    assert got["x2"].to_list() == (keep.x * 2).to_list()
+    assert got["njets"].to_list() == ak.num(keep.jets).to_list()
+    frame = rntuple.concatenate(dataset, ["x2"], cut="njets > 1", aliases=aliases, library="pd")
+    # entry numbers over the whole dataset (file 2 starts at 100, file 3 at 180)
+    assert frame.index.tolist() == np.flatnonzero(ak.num(everything.jets) > 1).tolist()
+    assert frame.index.max() >= 180
+
+
 def test_bundled_multicluster_file_against_uproot() -> None:
     ours = rntuple.concatenate([MULTI, MULTI])
     theirs = uproot.concatenate([f"{MULTI}:ntuple", f"{MULTI}:ntuple"])

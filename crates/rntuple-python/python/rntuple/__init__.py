@@ -37,7 +37,7 @@ from ._lib import (
 _LAZY = {
     "_attributes": ("AttributeSet", "AttributeSetWriter"),
     "_chain": ("Chain", "SchemaMismatchError", "chain", "concatenate", "iterate"),
-    "_dataset": ("Report",),
+    "_results": ("Report",),
     "_convert": ("ConvertError", "ConvertResult", "convert"),
     "_draw": ("DrawError", "Histogram", "draw"),
     "_fields": ("Field",),

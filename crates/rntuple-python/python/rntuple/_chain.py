@@ -15,20 +15,11 @@ from typing import Any
 import awkward as ak
 import numpy as np
 
-from ._dataset import (
-    Report,
-    cluster_table,
-    concatenate_results,
-    expand,
-    from_awkward,
-    group,
-    plan_read,
-    plan_steps,
-    read,
-)
+from ._dataset import cluster_table, expand, plan_steps
 from ._file import open as open_file
 from ._filters import Filter, make_filter
 from ._ntuple import RNTuple, _entry_range, _library
+from ._results import Report, apply_how, concatenate_results, to_library
 
 __all__ = ["Chain", "SchemaMismatchError", "chain", "concatenate", "iterate"]
 
@@ -160,6 +151,7 @@ class Chain:
         filter_name: Filter = None,
         filter_typename: Filter = None,
         filter_field: Callable[[Any], bool] | None = None,
+        aliases: dict[str, str] | None = None,
         entry_start: int | None = None,
         entry_stop: int | None = None,
         step_size: int | str = "100 MB",
@@ -172,7 +164,8 @@ class Chain:
 
         A batch never spans two files; steps align with clusters (``_dataset.plan_steps``:
         whole clusters up to ``step_size`` entries or bytes, a larger cluster split in equal
-        pieces). ``expressions`` and ``cut`` are field names or expressions (``_expr``).
+        pieces). ``expressions``, ``cut`` and ``aliases`` as for :meth:`RNTuple.arrays`
+        (``_expressions.compile_selection``).
         """
         lib = _library(library)
         stop: int | None
@@ -196,12 +189,12 @@ class Chain:
                 if lo < hi:
                     if schema is None and i > 0:
                         self._check_against_first(i)
-                    plan = plan_read(ntuple, expressions, cut, filter_name, filter_typename, filter_field)
+                    plan = ntuple._plan(expressions, cut, aliases, filter_name, filter_typename, filter_field)
                     for a, b in plan_steps(cluster_table(ntuple, plan, step_size), lo, hi, step_size):
-                        batch = read(ntuple, plan, a, b, "ak" if schema else lib, offset + a, threads)
+                        batch = plan(a, b, "ak" if schema else lib, threads, offset + a)
                         if schema is not None:
-                            batch = from_awkward(_fill_missing(batch, schema, plan, filter_name), lib, offset + a)
-                        batch = group(batch, lib, how)
+                            batch = to_library(_fill_missing(batch, schema, plan, filter_name), lib, offset + a)
+                        batch = apply_how(batch, how, lib)
                         yield (batch, Report(ntuple._file_path or "", ntuple.name, a, b, offset)) if report else batch
             offset += n
 
@@ -225,17 +218,17 @@ class Chain:
             kwargs.update(entry_start=0, entry_stop=0)
             f, ntuple = self._open(0)
             with f:
-                plan = plan_read(ntuple, expressions, cut, *(kwargs.get(k) for k in _FILTERS))
-                parts = [read(ntuple, plan, 0, 0, lib, 0)]
-        return group(concatenate_results(parts, lib), lib, how)
+                plan = ntuple._plan(expressions, cut, *(kwargs.get(k) for k in _PLAN_ARGS))
+                parts = [plan(0, 0, lib, None)]
+        return apply_how(concatenate_results(parts, lib), how, lib)
 
 
-_FILTERS = ("filter_name", "filter_typename", "filter_field")
+_PLAN_ARGS = ("aliases", "filter_name", "filter_typename", "filter_field")
 
 
 def _fill_missing(batch: ak.Array, schema: dict[str, str], plan: Any, filter_name: Filter) -> ak.Array:
     """The union's fields of ``batch`` in the chain's order, those this member lacks as None."""
-    if plan.expressions is not None:
+    if plan.computed is not None:
         return batch
     accept = make_filter(filter_name)
     present = set(ak.fields(batch))

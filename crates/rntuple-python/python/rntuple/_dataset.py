@@ -14,16 +14,10 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
-
-import awkward as ak
-import numpy as np
-import pyarrow as pa
 
 from . import _lib
 from ._filters import parse_memory_size
-from ._numpy import to_numpy_dict, to_pandas
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -101,50 +95,12 @@ def expand(files: Any) -> list[tuple[str, str | None]]:
 
 
 # ---------------------------------------------------------------------------
-# Steps, reports and the one read helper shared by iterate/concatenate, chains,
-# joins (``_chain``) and Dask.
-
-
-@dataclass(frozen=True)
-class Report:
-    """Where a batch of ``rntuple.iterate(..., report=True)`` came from (uproot's ``Report`` names).
-
-    ``tree_entry_start``/``tree_entry_stop`` (also ``entry_start``/``entry_stop``) are entry
-    numbers in the file's RNTuple; ``global_entry_start``/``global_entry_stop`` (also
-    ``start``/``stop``) in the whole dataset, ``global_offset`` being the file's first one.
-    """
-
-    file_path: str
-    object_path: str
-    tree_entry_start: int
-    tree_entry_stop: int
-    global_offset: int = 0
-
-    @property
-    def entry_start(self) -> int:
-        return self.tree_entry_start
-
-    @property
-    def entry_stop(self) -> int:
-        return self.tree_entry_stop
-
-    @property
-    def global_entry_start(self) -> int:
-        return self.tree_entry_start + self.global_offset
-
-    @property
-    def global_entry_stop(self) -> int:
-        return self.tree_entry_stop + self.global_offset
-
-    start = global_entry_start
-    stop = global_entry_stop
-
-    def to_global(self, global_offset: int) -> Report:
-        return replace(self, global_offset=global_offset)
+# Cluster-aligned steps, shared by iterate/concatenate, chains, joins (``_chain``) and Dask;
+# what to read in each (expressions, cut, aliases) is ``RNTuple._plan`` (``_expressions``).
 
 
 def plan_steps(
-    clusters: list[tuple[int, int, float]], start: int, stop: int, step_size: int | str
+    clusters: list[tuple[int, int, float]], start: int, stop: int, step_size: int | str, split: bool = True
 ) -> list[tuple[int, int]]:
     """Entry ranges of ``[start, stop)`` to read one after the other, aligned with clusters.
 
@@ -153,7 +109,9 @@ def plan_steps(
     is a run of whole clusters (cut at ``start``/``stop``) whose entries (or estimated bytes)
     stay within ``step_size``, at least one cluster; a cluster larger than ``step_size`` on
     its own is split into the fewest equal pieces that fit (so no step reads a cluster's
-    pages twice except such a cluster, and then each piece reads only its own pages).
+    pages twice except such a cluster, and then each piece reads only its own pages), for
+    bounded memory; with ``split=False`` it is a step of its own, whole (so no cluster is
+    read by two steps: Dask's partitions).
     """
     if isinstance(step_size, bool):
         raise TypeError(f"step_size must be a number of entries or a size like '100 MB', not {step_size!r}")
@@ -172,6 +130,9 @@ def plan_steps(
         if lo >= 0 and used + cost > limit:
             steps.append((lo, hi))
             lo, used = -1, 0.0
+        if cost > limit and not split:
+            steps.append((a, b))
+            continue
         if cost > limit:
             pieces = math.ceil(cost / limit)
             size = math.ceil((b - a) / pieces)
@@ -186,9 +147,10 @@ def plan_steps(
     return steps
 
 
-def cluster_table(ntuple: Any, plan: ReadPlan, step_size: int | str) -> list[tuple[int, int, float]]:
+def cluster_table(ntuple: Any, plan: Any, step_size: int | str) -> list[tuple[int, int, float]]:
     """``(first_entry, num_entries, bytes)`` per cluster of ``ntuple`` for ``plan_steps``: bytes of
-    the fields ``plan`` reads (``RNTuple.cluster_sizes``) when ``step_size`` is a memory size.
+    the fields ``plan`` (``RNTuple._plan``) reads (``RNTuple.cluster_sizes``) when ``step_size``
+    is a memory size.
 
     Where the footer's sizes cannot be had (a store ``inspect`` does not open), the bytes per
     entry are measured on the first entries, as ``RNTuple.iterate`` does.
@@ -196,127 +158,10 @@ def cluster_table(ntuple: Any, plan: ReadPlan, step_size: int | str) -> list[tup
     clusters = [(c.first_entry, c.num_entries) for c in ntuple.clusters]
     if isinstance(step_size, int):
         return [(a, n, 0.0) for a, n in clusters]
+    fields, _, paths = plan.inputs
     try:
-        return ntuple.cluster_sizes([f.name for f in plan.fields])
+        return ntuple.cluster_sizes([f.name for f in fields])
     except (OSError, ValueError, _lib.RNTupleError):
         target = parse_memory_size(step_size)
-        per_step = ntuple._step_entries(step_size, plan.fields, plan.paths, 0, ntuple.num_entries)
+        per_step = ntuple._step_entries(step_size, fields, paths, 0, ntuple.num_entries)
         return [(a, n, n * target / per_step) for a, n in clusters]
-
-
-def _plain(text: str, known: set[str]) -> bool:
-    return text in known
-
-
-@dataclass
-class ReadPlan:
-    """What to read from one RNTuple and how to turn it into the result (``read``)."""
-
-    fields: list[Any]
-    keys: frozenset[str] | None
-    paths: list[str]
-    expressions: list[Any] | None = None
-    cut: Any = None
-    needed: list[str] = field(default_factory=list)
-
-
-def plan_read(
-    ntuple: Any,
-    expressions: str | list[str] | None = None,
-    cut: str | None = None,
-    filter_name: Any = None,
-    filter_typename: Any = None,
-    filter_field: Any = None,
-) -> ReadPlan:
-    """The fields of ``ntuple`` to read for these arguments of ``iterate``/``arrays``.
-
-    Expressions that are all field names (or dotted paths) and no cut are handed to
-    ``RNTuple.arrays``'s selection as they are; otherwise every expression and the cut are
-    parsed by the safe expression engine (``_expr``, as ``draw``'s) over the top-level
-    fields, only the fields they use are read, and the result has one field per
-    expression, named by its text, as uproot names them.
-    """
-    texts = [expressions] if isinstance(expressions, str) else None if expressions is None else list(expressions)
-    if cut is None and texts is not None:
-        known = set(ntuple.keys(recursive=True)) | {f.name for f in ntuple.fields}
-        if all(_plain(t, known) for t in texts):
-            return ReadPlan(*ntuple._select(texts, filter_name, filter_typename, filter_field))
-    if cut is None and texts is None:
-        return ReadPlan(*ntuple._select(None, filter_name, filter_typename, filter_field))
-    from ._expr import Expression
-
-    top = {f.display_name: f for f in ntuple.fields if f.readable}
-    if texts is None:  # a cut on the fields the filters select
-        selected = ntuple._select(None, filter_name, filter_typename, filter_field)[0]
-        texts = [f.display_name for f in selected]
-    exprs = [Expression(t, "expression", set(top)) for t in texts]
-    cut_expr = Expression(cut, "cut", set(top)) if cut is not None else None
-    needed = list(dict.fromkeys(n for e in [*exprs, cut_expr] if e is not None for n in e.names))
-    wanted = {top[n].name for n in needed}
-    fields, keys, paths = ntuple._select(None, None, None, lambda f: f.top_level and f.name in wanted)
-    return ReadPlan(fields, keys, paths, exprs, cut_expr, needed)
-
-
-def read(ntuple: Any, plan: ReadPlan, start: int, stop: int, library: str, index: int, threads: Any = None) -> Any:
-    """Entries ``[start, stop)`` of ``ntuple`` as ``plan`` says, in ``library`` (``"ak"``, ``"np"``,
-    ``"pd"``, ``"pa"``); ``index`` is the first entry's number in a pandas index."""
-    if plan.expressions is None:
-        batch = ntuple._read_batch(plan.fields, start, stop, threads, plan.paths, library)
-        return ntuple._convert(batch, plan.fields, plan.keys, library, index)
-    batch = ntuple._read_batch(plan.fields, start, stop, threads, plan.paths, "ak")
-    array = ntuple._convert(batch, plan.fields, plan.keys, "ak", index)
-    env = {n: array[n] for n in plan.needed}
-    columns = {}
-    for e in plan.expressions:
-        value = e.evaluate(env)
-        if not isinstance(value, ak.Array):
-            value = ak.Array(np.full(len(array), value))
-        columns[e.text] = value
-    out = ak.Array(columns) if columns else array[[]]
-    if plan.cut is not None:
-        mask = plan.cut.evaluate(env)
-        if not isinstance(mask, ak.Array):
-            mask = ak.Array(np.full(len(array), bool(mask)))
-        out = out[ak.fill_none(mask != 0, False)]
-    return from_awkward(out, library, index)
-
-
-def from_awkward(array: ak.Array, library: str, index: int) -> Any:
-    """An awkward record array in ``library``'s form (as ``RNTuple.arrays`` gives it)."""
-    if library == "ak":
-        return array
-    if library == "np":
-        return to_numpy_dict(array)
-    if library == "pd":
-        return to_pandas(array, index)
-    return ak.to_arrow_table(array, extensionarray=False)
-
-
-def group(result: Any, library: str, how: Any) -> Any:
-    """uproot's ``how``: None (the library's default), ``tuple``, ``list`` or ``dict`` of the fields."""
-    if how is None:
-        return result
-    if how not in (tuple, list, dict, "tuple", "list", "dict"):
-        raise ValueError(f"how must be None, tuple, list or dict, not {how!r}")
-    if library in ("pd", "pa"):
-        raise ValueError(f"how={how!r} is for library 'ak' or 'np', not {library!r}")
-    names = list(result) if library == "np" else ak.fields(result)
-    kind = how if isinstance(how, str) else how.__name__
-    if kind == "dict":
-        return {n: result[n] for n in names}
-    items = [result[n] for n in names]
-    return tuple(items) if kind == "tuple" else items
-
-
-def concatenate_results(parts: list[Any], library: str) -> Any:
-    """One result from the batches of ``iterate`` (in order)."""
-    if library == "ak":
-        return ak.concatenate(parts) if len(parts) != 1 else parts[0]
-    if library == "np":
-        names = list(parts[0]) if parts else []
-        return {n: np.concatenate([p[n] for p in parts]) for n in names}
-    if library == "pd":
-        import pandas as pd
-
-        return pd.concat(parts) if len(parts) != 1 else parts[0]
-    return pa.concat_tables(parts) if len(parts) != 1 else parts[0]

@@ -21,9 +21,9 @@ import awkward as ak
 import numpy as np
 
 from ._chain import Chain
-from ._dataset import from_awkward, group
 from ._filters import Filter, make_filter
 from ._ntuple import _library
+from ._results import apply_how, concatenate_results, to_library
 
 __all__ = ["Join", "join"]
 
@@ -129,8 +129,8 @@ class Join:
                     aux = _match(batch, self._on or [], *index[i - 1])
                 for k in wanted[i]:
                     columns[self._prefixed(i, k)] = aux[k]
-            out = from_awkward(ak.Array(columns), lib, rep.global_entry_start)
-            out = group(out, lib, how)
+            out = to_library(ak.Array(columns), lib, rep.global_entry_start)
+            out = apply_how(out, how, lib)
             yield (out, rep) if report else out
 
     def _aux_lookup(self, i: int, fields: list[str]) -> tuple[ak.Array, dict[Any, int] | None, Any]:
@@ -148,14 +148,12 @@ class Join:
 
     def arrays(self, filter_name: Filter = None, **kwargs: Any) -> Any:
         """All entries of the join at once (the arguments of :meth:`iterate` but ``step_size``/``report``)."""
-        from ._dataset import concatenate_results
-
         lib = _library(kwargs.get("library", "ak"))
         how = kwargs.pop("how", None)
         parts = list(self.iterate(filter_name, step_size=1 << 62, **kwargs))
         if not parts:
             raise ValueError("the join selects no entries")
-        return group(concatenate_results(parts, lib), lib, how)
+        return apply_how(concatenate_results(parts, lib), how, lib)
 
 
 def _match(primary: ak.Array, on: list[str], aux: ak.Array, first: dict[Any, int] | None, table: Any) -> ak.Array:

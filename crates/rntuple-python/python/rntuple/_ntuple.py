@@ -417,7 +417,7 @@ class RNTuple:
             library: ``"ak"`` (awkward Array with uproot's forms), ``"np"`` (dict
                 of numpy arrays), ``"pd"`` (pandas DataFrame) or ``"pa"``
                 (pyarrow Table).
-            how: ``tuple``, ``dict`` or ``"zip"`` as in uproot (``"ak"``, ``"np"``).
+            how: ``tuple``, ``list``, ``dict`` or ``"zip"`` as in uproot (``"ak"``, ``"np"``).
             threads: threads that decompress and decode pages for this read;
                 None uses the file's setting (``rntuple.open(..., threads=)``,
                 by default one per core), 1 reads on the calling thread only.
@@ -499,9 +499,11 @@ class RNTuple:
         stop: int,
         lib: str,
         threads: int | None,
+        first: int | None = None,
     ) -> Any:
         fields, keys, paths = selected
-        return self._convert(self._read_batch(fields, start, stop, threads, paths, lib), fields, keys, lib, start)
+        batch = self._read_batch(fields, start, stop, threads, paths, lib)
+        return self._convert(batch, fields, keys, lib, start if first is None else first)
 
     def _step_entries(self, step_size: int | str, fields: list[Field], paths: list[str], start: int, stop: int) -> int:
         entries, target = parse_step_size(step_size)
@@ -524,13 +526,21 @@ class _ReadPlan:
         self.read = read
         self.computed = computed
 
-    def __call__(self, start: int, stop: int, lib: str, threads: int | None) -> Any:
+    @property
+    def inputs(self) -> tuple[list[Field], frozenset[str] | None, list[str]]:
+        """What is read from storage: the fields the computation uses, or those selected."""
+        return self.read if self.computed is None else self.computed[1]
+
+    def __call__(self, start: int, stop: int, lib: str, threads: int | None, first: int | None = None) -> Any:
+        """Entries ``[start, stop)`` in ``lib``; ``first``: the number of entry ``start`` in a
+        pandas index (a chain's global one), ``start`` when None."""
         nt = self.ntuple
+        first = start if first is None else first
         if self.computed is None:
-            return nt._read_selected(self.read, start, stop, lib, threads)
+            return nt._read_selected(self.read, start, stop, lib, threads, first)
         selection, inputs = self.computed
         data = nt._read_selected(inputs, start, stop, "ak", threads)
-        entries = np.arange(start, stop)
+        entries = np.arange(first, first + stop - start)
         if selection.outputs or self.read is inputs:
             keep = selection.mask(data)
             result = selection.apply(data, keep)

@@ -6,6 +6,7 @@ the unit), and the library conversion of computed (expression) results."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 import awkward as ak
@@ -14,24 +15,57 @@ import pyarrow as pa
 
 from ._fields import Field
 
-__all__ = ["Report", "apply_how", "datetime_units", "to_library", "with_datetimes"]
+__all__ = ["Report", "apply_how", "concatenate_results", "datetime_units", "to_library", "with_datetimes"]
 
 # What `_write_input.DATETIME_DESCRIPTION` writes.
 _DATETIME = re.compile(r"^datetime64\[(\w+)\]")
 _UNITS = ("s", "ms", "us", "ns")
 
 
+@dataclass(frozen=True)
 class Report:
-    """What ``iterate(report=True)`` yields beside each result, named as uproot's ``Report``."""
+    """Where a result of ``iterate(..., report=True)`` came from, named as uproot's ``Report``.
 
-    def __init__(self, file_path: str | None, name: str, start: int, stop: int) -> None:
-        self.file_path = file_path
-        self.name = name
-        self.tree_entry_start = self.global_entry_start = self.start = start
-        self.tree_entry_stop = self.global_entry_stop = self.stop = stop
+    ``tree_entry_start``/``tree_entry_stop`` (also ``entry_start``/``entry_stop``) are entry
+    numbers in the file's RNTuple; ``global_entry_start``/``global_entry_stop`` (also
+    ``start``/``stop``) in the whole dataset, ``global_offset`` being the file's first one
+    (0 for ``RNTuple.iterate``). ``name`` is ``object_path``.
+    """
+
+    file_path: str | None
+    object_path: str
+    tree_entry_start: int
+    tree_entry_stop: int
+    global_offset: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.object_path
+
+    @property
+    def entry_start(self) -> int:
+        return self.tree_entry_start
+
+    @property
+    def entry_stop(self) -> int:
+        return self.tree_entry_stop
+
+    @property
+    def global_entry_start(self) -> int:
+        return self.tree_entry_start + self.global_offset
+
+    @property
+    def global_entry_stop(self) -> int:
+        return self.tree_entry_stop + self.global_offset
+
+    start = global_entry_start
+    stop = global_entry_stop
+
+    def to_global(self, global_offset: int) -> Report:
+        return replace(self, global_offset=global_offset)
 
     def __repr__(self) -> str:
-        return f"<Report start={self.start} stop={self.stop} of {self.name!r} in {self.file_path!r}>"
+        return f"<Report start={self.start} stop={self.stop} of {self.object_path!r} in {self.file_path!r}>"
 
 
 def datetime_units(fields: list[Field]) -> dict[str, str]:
@@ -65,8 +99,10 @@ def with_datetimes(result: Any, units: dict[str, str]) -> Any:
     return result
 
 
-def to_library(array: ak.Array, lib: str, index: np.ndarray) -> Any:
-    """A computed awkward result in ``lib``'s form; ``index``: the entry numbers (pandas' index)."""
+def to_library(array: ak.Array, lib: str, index: int | np.ndarray) -> Any:
+    """An awkward record array in ``lib``'s form (``"ak"``, ``"np"``, ``"pd"``, ``"pa"``), as
+    ``RNTuple.arrays`` gives it; ``index``: the first entry's number or the entry numbers
+    (pandas' index)."""
     from ._numpy import to_numpy_dict, to_pandas
 
     if lib == "ak":
@@ -75,14 +111,31 @@ def to_library(array: ak.Array, lib: str, index: np.ndarray) -> Any:
         return to_numpy_dict(array)
     if lib == "pa":
         return ak.to_arrow_table(array, extensionarray=False)
+    if isinstance(index, int | np.integer):
+        return to_pandas(array, int(index))
     frame = to_pandas(array, 0)
     frame.index = index
     return frame
 
 
+def concatenate_results(parts: list[Any], lib: str) -> Any:
+    """One result from the batches of ``iterate`` (in order)."""
+    if lib == "ak":
+        return ak.concatenate(parts) if len(parts) != 1 else parts[0]
+    if lib == "np":
+        names = list(parts[0]) if parts else []
+        return {n: np.concatenate([p[n] for p in parts]) for n in names}
+    if lib == "pd":
+        import pandas as pd
+
+        return pd.concat(parts) if len(parts) != 1 else parts[0]
+    return pa.concat_tables(parts) if len(parts) != 1 else parts[0]
+
+
 def apply_how(result: Any, how: Any, lib: str) -> Any:
-    """uproot's ``how=``: ``tuple``/``"tuple"`` (the fields in order), ``dict``/``"dict"`` (by name),
-    ``"zip"`` (jagged fields ``X_a``, ``X_b``... of equal lengths zipped into records ``X``), or None."""
+    """uproot's ``how=``: ``tuple``/``"tuple"`` or ``list``/``"list"`` (the fields in order),
+    ``dict``/``"dict"`` (by name), ``"zip"`` (jagged fields ``X_a``, ``X_b``... of equal lengths
+    zipped into records ``X``), or None (the library's default)."""
     if how is None:
         return result
     if lib not in ("ak", "np"):
@@ -90,11 +143,13 @@ def apply_how(result: Any, how: Any, lib: str) -> Any:
     names = list(result.fields) if lib == "ak" else list(result)
     if how in (tuple, "tuple"):
         return tuple(result[n] for n in names)
+    if how in (list, "list"):
+        return [result[n] for n in names]
     if how in (dict, "dict"):
         return {n: result[n] for n in names}
     if how == "zip" and lib == "ak":
         return _zip_prefixes(result)
-    raise ValueError(f"how must be None, tuple, dict or 'zip' (library='ak'), not {how!r}")
+    raise ValueError(f"how must be None, tuple, list, dict or 'zip' (library='ak'), not {how!r}")
 
 
 def _zip_prefixes(array: ak.Array) -> ak.Array:

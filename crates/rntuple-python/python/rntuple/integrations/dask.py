@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
-from .._dataset import expand, is_url
+from .._dataset import expand, is_url, plan_steps
 from .._filters import Filter, parse_step_size
 from . import require
 
@@ -55,23 +55,10 @@ class Partition(NamedTuple):
 
 def plan_partitions(clusters: list[tuple[int, int]], step_entries: int) -> list[tuple[int, int]]:
     """Groups consecutive whole clusters ``(first_entry, num_entries)`` into ranges of at most
-    ``step_entries`` entries; a cluster larger than the step is a range of its own (never split)."""
-    if step_entries <= 0:
-        raise ValueError(f"step_size must be positive, not {step_entries}")
-    ranges: list[tuple[int, int]] = []
-    current: tuple[int, int] | None = None
-    for first, count in clusters:
-        if count == 0:
-            continue
-        if current is not None and current[1] == first and first + count - current[0] <= step_entries:
-            current = (current[0], first + count)
-            continue
-        if current is not None:
-            ranges.append(current)
-        current = (first, first + count)
-    if current is not None:
-        ranges.append(current)
-    return ranges
+    ``step_entries`` entries; a cluster larger than the step is a range of its own (never split,
+    so no cluster's pages are read by two tasks): ``_dataset.plan_steps`` with ``split=False``."""
+    end = max((first + count for first, count in clusters), default=0)
+    return plan_steps([(first, count, 0.0) for first, count in clusters], 0, end, step_entries, split=False)
 
 
 def _step_in_entries(step_size: int | str, num_entries: int, nbytes: int | None) -> int:
