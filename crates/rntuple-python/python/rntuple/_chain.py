@@ -9,6 +9,7 @@ entry of the first file. A step never spans two files and follows the clusters
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -38,8 +39,19 @@ def no_rntuple(f: Any, path: str) -> str:
     return f"the file holds no RNTuple, only {', '.join(found)}{hint}"
 
 
+_CARDINALITY = re.compile(r"^ROOT::RNTupleCardinality<(.+)>$")
+
+
 def _top_fields(ntuple: RNTuple) -> dict[str, str]:
-    return {f.display_name: f.type_name for f in ntuple.fields if f.readable}
+    """Top-level field -> C++ type, with types that read as the same values made equal: a
+    collection size ``ROOT::RNTupleCardinality<T>`` (imported NanoAOD's ``nJet``) as ``T``, and
+    ``ROOT::VecOps::RVec<T>`` as ``std::vector<T>`` (ROOT stores both the same way)."""
+    out = {}
+    for f in ntuple.fields:
+        if f.readable:
+            t = _CARDINALITY.sub(r"\1", f.type_name)
+            out[f.display_name] = t.replace("ROOT::VecOps::RVec<", "std::vector<")
+    return out
 
 
 class Chain:
@@ -175,6 +187,7 @@ class Chain:
             start, stop = entry_start or 0, entry_stop
         schema = self._schema() if self._union else None
         offset = 0
+        first_read: set[str] = set()  # the fields read from the first member
         for i in range(len(self._specs)):
             if stop is not None and offset >= stop:
                 break
@@ -187,9 +200,13 @@ class Chain:
                 n = ntuple.num_entries
                 lo, hi = max(0, start - offset), n if stop is None else min(n, stop - offset)
                 if lo < hi:
-                    if schema is None and i > 0:
-                        self._check_against_first(i)
                     plan = ntuple._plan(expressions, cut, aliases, filter_name, filter_typename, filter_field)
+                    # the fields read, without the importer's untyped collections that hold them
+                    read = {f.display_name for f in plan.inputs[0] if f.type_name}
+                    if i == 0:
+                        first_read = read
+                    elif schema is None:
+                        self._check_against_first(i, read | first_read)
                     for a, b in plan_steps(cluster_table(ntuple, plan, step_size), lo, hi, step_size):
                         batch = plan(a, b, "ak" if schema else lib, threads, offset + a)
                         if schema is not None:
@@ -198,12 +215,14 @@ class Chain:
                         yield (batch, Report(ntuple._file_path or "", ntuple.name, a, b, offset)) if report else batch
             offset += n
 
-    def _check_against_first(self, i: int) -> None:
+    def _check_against_first(self, i: int, read: set[str]) -> None:
+        """Member ``i`` agrees with the first on the fields ``read`` (as uproot and ROOT's
+        processor, fields that are not read may differ)."""
         if self._schemas[0] is None:
             f, _ = self._open(0)
             f.close()
         first, mine = self._schemas[0] or {}, self._schemas[i] or {}
-        for name in [*first, *mine]:
+        for name in [n for n in dict.fromkeys([*first, *mine]) if n in read]:
             if first.get(name) != mine.get(name):
                 self._mismatch(name, first.get(name), 0, mine.get(name), i)
 

@@ -186,7 +186,7 @@ def _read(part: Partition, columns: tuple[str, ...] | None, options: dict[str, A
         "columns": None if columns is None else sorted(columns),
         "pid": os.getpid(),
     }
-    entry.update({k: after[k] - before.get(k, 0) for k in after})
+    entry.update({k: v - before.get(k, 0) for k, v in after.items() if isinstance(v, int | float)})
     with _LOG_LOCK:
         _LOG.append(entry)
     return result
