@@ -39,7 +39,7 @@ def clustered(server, tmp_path_factory) -> tuple[str, str]:
     local = str(tmp_path_factory.mktemp("xrootd") / "muons_clusters.root")
     data = rntuple.open(MUONS)["Events"].arrays()
     with rntuple.recreate(local, approx_zipped_cluster_size=4096, max_unzipped_page_size=1024) as f:
-        f.mkrntuple("Events", data).extend(data)
+        f.mkrntuple("Events", data)  # writes data (uproot semantics)
     assert len(rntuple.open(local)["Events"].clusters) >= 5
     return local, server.url(server.put(local))
 
