@@ -19,11 +19,15 @@
 //! byte range before it asks (DESIGN.md, "Remote storage").
 
 mod hints;
+pub mod http;
 mod local;
 mod memory;
+pub mod s3;
 mod sink;
 pub mod url;
 
+pub use http::{HttpBackend, HttpFile};
+pub use s3::{S3Backend, S3File};
 pub use hints::{Identity, IoHints, TransportCounters, TransportStats};
 pub use local::{LocalFile, LocalSink};
 pub use memory::{MemorySink, MemoryStorage};
