@@ -53,7 +53,7 @@ def test_file_urls_open_local_files(tmp_path):
         rntuple.open("file://elsewhere/data.root")
 
 
-@pytest.mark.parametrize("scheme", ["root", "xroot", "http", "https", "s3"])
+@pytest.mark.parametrize("scheme", ["root", "xroot"])  # http(s) and s3: test_remote_http/s3.py
 def test_remote_schemes_have_no_backend_yet(scheme):
     url = f"{scheme}://host.example//store/data.root"
     with pytest.raises(rntuple.UnsupportedError, match=f"no backend for scheme '{scheme}' .* yet") as err:
@@ -68,8 +68,8 @@ def test_the_command_line_takes_urls_too():
     )
     assert p.returncode == 0, p.stderr
     assert len(p.stdout.splitlines()) == 2
-    p = subprocess.run([sys.executable, "-m", "rntuple", "ls", "s3://bucket/data.root"], capture_output=True, text=True)
-    assert p.returncode == 1 and "no backend for scheme 's3'" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "rntuple", "ls", "root://host.example//data.root"], capture_output=True, text=True)
+    assert p.returncode == 1 and "no backend for scheme 'root'" in p.stderr
 
 
 # ---------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """``File``: a ROOT file opened for reading its RNTuples.
 
 Locations: a local path, a ``file://`` URL, or a URL whose scheme picks a
-storage backend of the Rust core (``root://``, ``xroot://``, ``http(s)://``,
-``s3://``: "no backend for scheme X yet" until the remote backends land).
+storage backend of the Rust core (``http(s)://`` and ``s3://``, see
+docs/remote.md; ``root://``, ``xroot://``: "no backend for scheme X yet"
+until that backend lands).
 The dispatch happens once, in the core (``rntuple_container::storage::url``),
 so the command line and Python accept the same locations.
 
