@@ -5,6 +5,8 @@
 //! server that is down. nginx comes from `.ci/services` (Debian
 //! `nginx-light`); without it these tests fail, they are never skipped.
 
+#![allow(clippy::unwrap_used, clippy::panic)]
+
 mod common;
 
 use std::io::ErrorKind;
@@ -34,9 +36,10 @@ struct Nginx {
 impl Nginx {
     /// Starts nginx with a generated config; `tls` = (certificate, key).
     fn start(name: &str, tls: Option<(&Path, &Path)>) -> Nginx {
-        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|p| Path::new(p).exists()).unwrap_or_else(
-            || panic!("nginx is not installed: run .ci/services (Debian nginx-light) to run the HTTP tests"),
-        );
+        let nginx =
+            ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|p| Path::new(p).exists()).unwrap_or_else(|| {
+                panic!("nginx is not installed: run .ci/services (Debian nginx-light) to run the HTTP tests")
+            });
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("nginx-{name}"));
         let _ = std::fs::remove_dir_all(&dir);
         for sub in ["www/private", "www/nomulti", "tmp"] {
@@ -56,7 +59,7 @@ impl Nginx {
             None => (port.to_string(), String::new()),
         };
         let conf = format!(
-            "daemon off; user root; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;
+            "daemon off; master_process off; user root; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;
 events {{ worker_connections 64; }}
 http {{
   log_format ranges '$request_method $uri \"$http_range\" $status';
@@ -72,6 +75,7 @@ http {{
 }}
 "
         );
+        // One process (master_process off), so that stopping the child stops nginx.
         std::fs::write(dir.join("nginx.conf"), conf).expect("nginx.conf");
         let child = Command::new(nginx)
             .args(["-p", &d.to_string(), "-c", &format!("{d}/nginx.conf"), "-e", &format!("{d}/error.log")])
@@ -81,7 +85,11 @@ http {{
             .expect("start nginx");
         let started = Instant::now();
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(10), "nginx did not start: {:?}", std::fs::read_to_string(dir.join("error.log")));
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "nginx did not start: {:?}",
+                std::fs::read_to_string(dir.join("error.log"))
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         Nginx { child, dir, port, scheme: if tls.is_some() { "https" } else { "http" } }
@@ -217,10 +225,42 @@ fn https_with_a_ca_made_here() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("https-ca");
     std::fs::create_dir_all(&dir).unwrap();
     let days = ["-days", "2"];
-    openssl(&dir, &[&["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem"][..], &days, &["-subj", "/CN=rntuple test CA"]].concat());
-    openssl(&dir, &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=127.0.0.1"]);
+    openssl(
+        &dir,
+        &[
+            &["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem"][..],
+            &days,
+            &["-subj", "/CN=rntuple test CA"],
+        ]
+        .concat(),
+    );
+    openssl(
+        &dir,
+        &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=127.0.0.1"],
+    );
     std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
-    openssl(&dir, &[&["x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "srv.pem", "-extfile", "san.ext"][..], &days].concat());
+    openssl(
+        &dir,
+        &[
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "srv.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "srv.pem",
+                "-extfile",
+                "san.ext",
+            ][..],
+            &days,
+        ]
+        .concat(),
+    );
     let nginx = Nginx::start("https", Some((&dir.join("srv.pem"), &dir.join("srv.key"))));
     let url = nginx.url(FILE);
     // Not trusted without the CA: a clear error naming the URL.

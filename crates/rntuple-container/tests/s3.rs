@@ -4,6 +4,8 @@
 //! (counted in the server's request log), missing keys and buckets. Without
 //! `moto_server` these tests fail, they are never skipped.
 
+#![allow(clippy::unwrap_used, clippy::panic)]
+
 mod common;
 
 use std::io::ErrorKind;
@@ -112,7 +114,10 @@ fn s3_reads_ranges_concurrently_and_names_missing_objects() {
     assert_eq!((stats.single_requests, stats.vectored_requests, stats.bytes_transferred), (3, 0, 600));
 
     let remote = RootFile::open(&url).expect("RootFile over s3");
-    assert_eq!(remote.rntuple_names().unwrap(), RootFile::open(common::data_file(FILE)).unwrap().rntuple_names().unwrap());
+    assert_eq!(
+        remote.rntuple_names().unwrap(),
+        RootFile::open(common::data_file(FILE)).unwrap().rntuple_names().unwrap()
+    );
 
     for missing in ["s3://bucket/nothing.root", "s3://no-such-bucket/x.root"] {
         let err = open_storage(missing).unwrap_err();

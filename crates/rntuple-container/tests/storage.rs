@@ -121,10 +121,7 @@ fn paths_and_file_urls_open_the_same_file() {
 
 #[test]
 fn remote_schemes_say_they_have_no_backend_yet() {
-    for (url, scheme) in [
-        ("root://eospublic.cern.ch//eos/f.root", "root"),
-        ("xroot://host//f.root", "xroot"),
-    ] {
+    for (url, scheme) in [("root://eospublic.cern.ch//eos/f.root", "root"), ("xroot://host//f.root", "xroot")] {
         let err = RootFile::open(url).expect_err(url);
         assert!(matches!(err, Error::Unsupported { .. }), "{err:?}");
         let text = err.to_string();

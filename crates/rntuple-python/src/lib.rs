@@ -11,7 +11,7 @@ mod write;
 
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyIOError, PyKeyError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyIOError, PyKeyError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatch;
@@ -39,6 +39,7 @@ fn to_py(e: Error) -> PyErr {
         Error::InvalidArgument { .. } => PyValueError::new_err(msg),
         Error::Io { source, .. } => match source.kind() {
             std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
             _ => PyIOError::new_err(msg),
         },
         _ => RNTupleError::new_err(msg),

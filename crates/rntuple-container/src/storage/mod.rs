@@ -26,11 +26,11 @@ pub mod s3;
 mod sink;
 pub mod url;
 
-pub use http::{HttpBackend, HttpFile};
-pub use s3::{S3Backend, S3File};
 pub use hints::{Identity, IoHints, TransportCounters, TransportStats};
+pub use http::{HttpBackend, HttpFile};
 pub use local::{LocalFile, LocalSink};
 pub use memory::{MemorySink, MemoryStorage};
+pub use s3::{S3Backend, S3File};
 pub use sink::WriteSink;
 pub use url::{open_storage, register_backend, Backend, StorageUrl};
 

@@ -263,7 +263,11 @@ pub(crate) fn check_single(url: &str, response: &Response, offset: u64, len: u64
 
 /// Runs `work` on every task, at most `max_in_flight` at once; the first
 /// error wins.
-pub(crate) fn fan_out<T: Send>(tasks: Vec<T>, max_in_flight: usize, work: impl Fn(T) -> Result<()> + Sync) -> Result<()> {
+pub(crate) fn fan_out<T: Send>(
+    tasks: Vec<T>,
+    max_in_flight: usize,
+    work: impl Fn(T) -> Result<()> + Sync,
+) -> Result<()> {
     if tasks.len() <= 1 || max_in_flight <= 1 {
         return tasks.into_iter().try_for_each(work);
     }

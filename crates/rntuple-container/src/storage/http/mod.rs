@@ -127,7 +127,7 @@ impl HttpFile {
     }
 
     /// Groups `parts` into multi-range batches within the bounds.
-    fn batches<'a>(parts: Vec<(u64, &'a mut [u8])>) -> Vec<Vec<(u64, &'a mut [u8])>> {
+    fn batches(parts: Vec<(u64, &mut [u8])>) -> Vec<Vec<(u64, &mut [u8])>> {
         let mut batches: Vec<Vec<(u64, &mut [u8])>> = Vec::new();
         let mut bytes = 0u64;
         for part in parts {

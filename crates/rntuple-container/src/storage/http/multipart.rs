@@ -61,8 +61,8 @@ impl<'a> Parts<'a> {
                     name.trim().eq_ignore_ascii_case("content-range").then(|| value.to_string())
                 })
                 .ok_or(format!("part at byte {pos} has no Content-Range"))?;
-            let (first, last, _) =
-                parse_content_range(&range).ok_or(format!("part at byte {pos}: bad Content-Range '{}'", range.trim()))?;
+            let (first, last, _) = parse_content_range(&range)
+                .ok_or(format!("part at byte {pos}: bad Content-Range '{}'", range.trim()))?;
             let start = headers_end + 4;
             let len = usize::try_from(last - first + 1).map_err(|_| format!("part at byte {pos}: absurd range"))?;
             let data = start

@@ -9,8 +9,8 @@ use reqwest::blocking::{Client, RequestBuilder};
 use reqwest::header::{CONTENT_LENGTH, CONTENT_RANGE, IF_MATCH};
 use reqwest::{Method, StatusCode};
 
-use super::client::{check_single, check_version, fan_out, parse_content_range, status_error, url_error, version_of};
 use super::client::Transport;
+use super::client::{check_single, check_version, fan_out, parse_content_range, status_error, url_error, version_of};
 use crate::storage::{check_ranges_into, Identity, ReadAt};
 use rntuple_format::Result;
 

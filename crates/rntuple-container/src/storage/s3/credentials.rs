@@ -42,7 +42,10 @@ fn parse_ini(text: &str) -> HashMap<String, HashMap<String, String>> {
         if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             current = name.trim().to_string();
         } else if let Some((key, value)) = line.split_once('=') {
-            sections.entry(current.clone()).or_default().insert(key.trim().to_ascii_lowercase(), value.trim().to_string());
+            sections
+                .entry(current.clone())
+                .or_default()
+                .insert(key.trim().to_ascii_lowercase(), value.trim().to_string());
         }
     }
     sections

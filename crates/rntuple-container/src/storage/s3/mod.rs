@@ -61,7 +61,8 @@ impl S3Requests {
         let (credentials, region) = credentials::load();
         let key = sigv4::encode_path(key);
         let endpoint = env("AWS_ENDPOINT_URL_S3").or_else(|| env("AWS_ENDPOINT_URL"));
-        let path_style = endpoint.is_some() || env("RNTUPLE_S3_PATH_STYLE").is_some_and(|v| v != "0") || bucket.contains('.');
+        let path_style =
+            endpoint.is_some() || env("RNTUPLE_S3_PATH_STYLE").is_some_and(|v| v != "0") || bucket.contains('.');
         let base = match endpoint {
             Some(e) => e.trim_end_matches('/').to_string(),
             None if path_style => format!("https://s3.{region}.amazonaws.com"),
@@ -95,8 +96,12 @@ impl Requests for S3Requests {
         if let Some(token) = &c.session_token {
             headers.push(("x-amz-security-token", token));
         }
-        let signer =
-            sigv4::Signer { access_key: &c.access_key, secret_key: &c.secret_key, region: &self.region, amz_date: &date };
+        let signer = sigv4::Signer {
+            access_key: &c.access_key,
+            secret_key: &c.secret_key,
+            region: &self.region,
+            amz_date: &date,
+        };
         let authorization = signer.authorization(method.as_str(), &self.path, &headers);
         for (name, value) in &headers[1..] {
             if *name != "range" {

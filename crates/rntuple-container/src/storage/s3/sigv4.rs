@@ -75,7 +75,10 @@ impl Signer<'_> {
             .iter()
             .fold(format!("AWS4{}", self.secret_key).into_bytes(), |key, part| hmac(&key, part));
         let signature = hex(&hmac(&key, &to_sign));
-        format!("AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed}, Signature={signature}", self.access_key)
+        format!(
+            "AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed}, Signature={signature}",
+            self.access_key
+        )
     }
 }
 
