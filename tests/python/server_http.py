@@ -95,7 +95,8 @@ http {{
             self.proc.wait()
 
 
-MUONS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+MUONS = os.path.join(DATA, "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root")
 
 
 def write_multicluster_events(path: str, clusters: int = 4) -> None:

@@ -68,7 +68,9 @@ def test_the_command_line_takes_urls_too():
     )
     assert p.returncode == 0, p.stderr
     assert len(p.stdout.splitlines()) == 2
-    p = subprocess.run([sys.executable, "-m", "rntuple", "ls", "root://host.example//data.root"], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "rntuple", "ls", "root://h.example//d.root"], capture_output=True, text=True
+    )
     assert p.returncode == 1 and "no backend for scheme 'root'" in p.stderr
 
 
