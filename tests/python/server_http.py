@@ -12,10 +12,14 @@ Locations: ``/private/`` answers 403 unless ``Authorization: Bearer <token>``;
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
+
+import pytest
 
 NGINX_CANDIDATES = ("/usr/sbin/nginx", "/usr/bin/nginx")
 
@@ -39,6 +43,16 @@ def wait_for_port(port: int, proc: subprocess.Popen, what: str, timeout: float =
     raise AssertionError(f"{what} did not listen on port {port} within {timeout} s")
 
 
+def stop_process(proc: subprocess.Popen) -> None:
+    """Stops a server this module started: SIGTERM, then SIGKILL after 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 class Nginx:
     """nginx serving ``files`` (copied into ``/``, ``/private/`` and ``/nomulti/``)."""
 
@@ -54,22 +68,10 @@ class Nginx:
         os.makedirs(os.path.join(workdir, "tmp"), exist_ok=True)
         self.port = free_port()
         d = workdir
-        conf = f"""daemon off; master_process off; user root; worker_processes 1;
-pid {d}/nginx.pid; error_log {d}/error.log;
-events {{ worker_connections 64; }}
-http {{
-  log_format ranges '$request_method $uri "$http_range" $status';
-  access_log {d}/access.log ranges;
-  client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;
-  uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;
-  server {{
-    listen 127.0.0.1:{self.port};
-    root {www};
-    location /private/ {{ if ($http_authorization != "Bearer {token}") {{ return 403; }} }}
-    location /nomulti/ {{ max_ranges 1; }}
-  }}
-}}
-"""
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nginx.conf.in")) as f:
+            template = f.read()
+        values = {"@DIR@": d, "@LISTEN@": str(self.port), "@SSL@": "", "@TOKEN@": token}
+        conf = re.sub("|".join(values), lambda m: values[m[0]], template)
         with open(os.path.join(d, "nginx.conf"), "w") as f:
             f.write(conf)
         self.proc = subprocess.Popen(
@@ -87,12 +89,7 @@ http {{
             return f.read().splitlines()
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
 
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
@@ -111,3 +108,17 @@ def write_multicluster_events(path: str, clusters: int = 4) -> None:
         for i in range(clusters):
             w.extend(events[i * step : (i + 1) * step if i < clusters - 1 else len(events)])
             w.commit_cluster()
+
+
+@pytest.fixture(scope="module", name="events")
+def events_file():
+    """A multi-cluster ``Events`` file (:func:`write_multicluster_events`) for the module."""
+    with tempfile.TemporaryDirectory(prefix="rntuple-remote-") as d:
+        path = os.path.join(d, "events.root")
+        write_multicluster_events(path)
+        yield path
+
+
+def same(a, b) -> bool:
+    """Equal awkward arrays: the same values and the same type."""
+    return a.to_list() == b.to_list() and str(a.type) == str(b.type)

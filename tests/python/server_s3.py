@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from server_http import free_port, wait_for_port
+from server_http import free_port, stop_process, wait_for_port
 
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}
 
@@ -53,10 +53,5 @@ class Moto:
         return [f"{m[0]} {m[1]}" for m in re.findall(r'"GET (\S+) HTTP/[0-9.]+" (\d+)', text)]
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
         self._log.close()

@@ -9,20 +9,12 @@ import shutil
 import subprocess
 import sys
 
-import awkward as ak
 import pytest
 import rntuple
-from server_http import write_multicluster_events
+from server_http import events_file, same  # noqa: F401 (events_file: the `events` fixture)
 from server_s3 import FAKE_CREDENTIALS, Moto
 
 COLUMNS = ["nMuon", "Muon_pt", "Muon_charge"]
-
-
-@pytest.fixture(scope="module")
-def events(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("events") / "events.root")
-    write_multicluster_events(path)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +33,6 @@ def s3_environment(moto, monkeypatch):
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto.endpoint)
     monkeypatch.setenv("RNTUPLE_HTTP_RETRIES", "1")
-
-
-def same(a: ak.Array, b: ak.Array) -> bool:
-    return a.to_list() == b.to_list() and str(a.type) == str(b.type)
 
 
 def test_arrays_from_s3_equal_the_local_read(moto, events):

@@ -58,24 +58,11 @@ impl Nginx {
             ),
             None => (port.to_string(), String::new()),
         };
-        let conf = format!(
-            "daemon off; master_process off; user root; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;
-events {{ worker_connections 64; }}
-http {{
-  log_format ranges '$request_method $uri \"$http_range\" $status';
-  access_log {d}/access.log ranges;
-  client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;
-  uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;
-  server {{
-    listen 127.0.0.1:{listen}; {ssl}
-    root {d}/www;
-    location /private/ {{ if ($http_authorization != \"Bearer {TOKEN}\") {{ return 403; }} }}
-    location /nomulti/ {{ max_ranges 1; }}
-  }}
-}}
-"
-        );
-        // One process (master_process off), so that stopping the child stops nginx.
+        let conf = include_str!("../../../tests/python/nginx.conf.in")
+            .replace("@DIR@", &d.to_string())
+            .replace("@LISTEN@", &listen)
+            .replace("@SSL@", &ssl)
+            .replace("@TOKEN@", TOKEN);
         std::fs::write(dir.join("nginx.conf"), conf).expect("nginx.conf");
         let child = Command::new(nginx)
             .args(["-p", &d.to_string(), "-c", &format!("{d}/nginx.conf"), "-e", &format!("{d}/error.log")])

@@ -19,6 +19,7 @@
 //! byte range before it asks (DESIGN.md, "Remote storage").
 
 mod hints;
+#[macro_use]
 pub mod http;
 mod local;
 mod memory;

@@ -16,6 +16,7 @@
 
 pub(crate) mod client;
 mod multipart;
+#[macro_use]
 pub(crate) mod ranged;
 mod token;
 
@@ -27,7 +28,7 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
 
 use super::url::Backend;
-use super::{check_ranges_into, Identity, IoHints, ReadAt, TransportStats};
+use super::{check_ranges_into, IoHints, ReadAt};
 use client::{check_version, status_error, Transport};
 use ranged::{range_header, Ranged, Requests};
 use rntuple_format::Result;
@@ -148,18 +149,7 @@ impl HttpFile {
 }
 
 impl ReadAt for HttpFile {
-    fn size(&self) -> Result<u64> {
-        Ok(self.object.size)
-    }
-
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        super::check_range(offset, buf.len() as u64, self.object.size, self.object.url())?;
-        self.object.read_single(offset, buf)
-    }
-
-    fn identity(&self) -> Result<Identity> {
-        Ok(self.object.identity())
-    }
+    ranged_read_at!(object);
 
     /// Multi-range requests carry many ranges at no extra round trip, so
     /// gaps are read through only where a part's own overhead (~100 bytes)
@@ -168,14 +158,6 @@ impl ReadAt for HttpFile {
     /// high-latency link without overloading a shared server.
     fn hints(&self) -> IoHints {
         IoHints { coalesce_gap: 16 << 10, max_request: 16 << 20, max_in_flight: MAX_IN_FLIGHT }
-    }
-
-    fn transport_stats(&self) -> Option<TransportStats> {
-        Some(self.object.transport.counters.snapshot())
-    }
-
-    fn read_ranges(&self, ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
-        ranged::read_ranges_via_into(self, self.object.size, ranges)
     }
 
     fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {

@@ -14,6 +14,34 @@ use super::client::{check_single, check_version, fan_out, parse_content_range, s
 use crate::storage::{check_ranges_into, Identity, ReadAt};
 use rntuple_format::Result;
 
+/// The [`ReadAt`] methods a backend over a [`Ranged`] field `$field` shares:
+/// size, single reads, identity, counters, and `read_ranges` through
+/// `read_ranges_into` (so that the ranges go out together).
+macro_rules! ranged_read_at {
+    ($field:ident) => {
+        fn size(&self) -> rntuple_format::Result<u64> {
+            Ok(self.$field.size)
+        }
+
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> rntuple_format::Result<()> {
+            $crate::storage::check_range(offset, buf.len() as u64, self.$field.size, self.$field.url())?;
+            self.$field.read_single(offset, buf)
+        }
+
+        fn identity(&self) -> rntuple_format::Result<$crate::storage::Identity> {
+            Ok(self.$field.identity())
+        }
+
+        fn transport_stats(&self) -> Option<$crate::storage::TransportStats> {
+            Some(self.$field.transport.counters.snapshot())
+        }
+
+        fn read_ranges(&self, ranges: &[(u64, usize)]) -> rntuple_format::Result<Vec<Vec<u8>>> {
+            $crate::storage::http::ranged::read_ranges_via_into(self, self.$field.size, ranges)
+        }
+    };
+}
+
 /// How a backend builds its requests (the URL, authentication headers).
 pub(crate) trait Requests: Send + Sync + std::fmt::Debug {
     /// A request of `method` for the object, with `Range: <range>` when given.

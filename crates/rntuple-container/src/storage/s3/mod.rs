@@ -25,7 +25,7 @@ use reqwest::{Method, Url};
 use super::http::client::Transport;
 use super::http::ranged::{Ranged, Requests};
 use super::url::Backend;
-use super::{check_ranges_into, Identity, IoHints, ReadAt, TransportStats};
+use super::{check_ranges_into, IoHints, ReadAt};
 use credentials::Credentials;
 use rntuple_format::{Error, Result};
 
@@ -127,18 +127,7 @@ impl S3File {
 }
 
 impl ReadAt for S3File {
-    fn size(&self) -> Result<u64> {
-        Ok(self.object.size)
-    }
-
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        super::check_range(offset, buf.len() as u64, self.object.size, self.object.url())?;
-        self.object.read_single(offset, buf)
-    }
-
-    fn identity(&self) -> Result<Identity> {
-        Ok(self.object.identity())
-    }
+    ranged_read_at!(object);
 
     /// Every range is a request of its own (tens of ms to the first byte on
     /// AWS, where ~1 MiB more flows in the same time), so gaps up to
@@ -146,14 +135,6 @@ impl ReadAt for S3File {
     /// serves many connections well, so 8 are kept in flight.
     fn hints(&self) -> IoHints {
         IoHints { coalesce_gap: 256 << 10, max_request: 16 << 20, max_in_flight: MAX_IN_FLIGHT }
-    }
-
-    fn transport_stats(&self) -> Option<TransportStats> {
-        Some(self.object.transport.counters.snapshot())
-    }
-
-    fn read_ranges(&self, ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
-        super::http::ranged::read_ranges_via_into(self, self.object.size, ranges)
     }
 
     fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {
