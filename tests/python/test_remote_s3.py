@@ -42,7 +42,10 @@ def test_arrays_from_s3_equal_the_local_read(moto, events):
         remote = f["Events"]
         assert [c.num_entries for c in remote.clusters] == [250, 250, 250, 250]
         assert same(remote.arrays(), local.arrays())
-        assert same(remote.arrays(COLUMNS, entry_start=300, entry_stop=800), local.arrays(COLUMNS, 300, 800))
+        assert same(
+            remote.arrays(COLUMNS, entry_start=300, entry_stop=800),
+            local.arrays(COLUMNS, entry_start=300, entry_stop=800),
+        )
     gets = moto.gets()[before:]
     # Path-style ranged GETs on the custom endpoint, each answered with 206.
     assert gets and all(g == "/physics/run1/events.root 206" for g in gets), gets
