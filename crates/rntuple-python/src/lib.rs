@@ -12,7 +12,7 @@ mod write;
 
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyIOError, PyKeyError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyIOError, PyKeyError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatch;
@@ -40,6 +40,7 @@ fn to_py(e: Error) -> PyErr {
         Error::InvalidArgument { .. } => PyValueError::new_err(msg),
         Error::Io { source, .. } => match source.kind() {
             std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
             _ => PyIOError::new_err(msg),
         },
         _ => RNTupleError::new_err(msg),
@@ -93,13 +94,14 @@ impl File {
     }
 
     /// List of (path, class name, cycle) of every key.
-    fn keys(&self) -> PyResult<Vec<(String, String, i16)>> {
-        let keys = self.inner.keys().map_err(to_py)?;
+    /// (I/O of a remote file may happen here: the GIL is released meanwhile.)
+    fn keys(&self, py: Python<'_>) -> PyResult<Vec<(String, String, i16)>> {
+        let keys = py.detach(|| self.inner.keys()).map_err(to_py)?;
         Ok(keys.into_iter().map(|k| (k.path, k.class_name, k.cycle)).collect())
     }
 
-    fn rntuple_names(&self) -> PyResult<Vec<String>> {
-        self.inner.rntuple_names().map_err(to_py)
+    fn rntuple_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        py.detach(|| self.inner.rntuple_names()).map_err(to_py)
     }
 
     fn rntuple(&self, py: Python<'_>, name: &str) -> PyResult<RNTuple> {
@@ -224,9 +226,9 @@ impl RNTuple {
     }
 
     /// The text of `rntuple show`.
-    fn show(&self) -> PyResult<String> {
+    fn show(&self, py: Python<'_>) -> PyResult<String> {
         let mut buf = Vec::new();
-        rntuple_tools::term::show(&self.inner, &mut buf).map_err(|e| PyIOError::new_err(e.to_string()))?;
+        py.detach(|| rntuple_tools::term::show(&self.inner, &mut buf)).map_err(|e| PyIOError::new_err(e.to_string()))?;
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
 }

@@ -24,16 +24,21 @@
 
 pub mod cache;
 mod hints;
+#[macro_use]
+pub mod http;
 mod local;
 mod memory;
+pub mod s3;
 mod sink;
 pub mod url;
 mod xrootd;
 
 pub use cache::{set_process_cache, CacheConfig, CachedStorage};
 pub use hints::{Identity, IoHints, TransportCounters, TransportStats};
+pub use http::{HttpBackend, HttpFile};
 pub use local::{LocalFile, LocalSink};
 pub use memory::{MemorySink, MemoryStorage};
+pub use s3::{S3Backend, S3File};
 pub use sink::WriteSink;
 pub use url::{open_storage, open_storage_with, register_backend, Backend, StorageUrl};
 pub use xrootd::{XrootdBackend, XrootdFile, XROOTD_HINTS};
