@@ -217,3 +217,22 @@ def test_file_urls(files: list[str]) -> None:
     assert all(e["location"].startswith("file://") for e in rdask.read_log())
     # "1 kB" of storage per partition is less than any cluster here: one partition per cluster
     assert array.npartitions == 3 + 1 + 4
+
+
+def test_http_urls_each_task_fetches_only_ranges(files: list[str], tmp_path: Path) -> None:
+    """Over a real nginx: the values of the local read, and every GET a task sends is a range
+    request (206), never the whole file."""
+    from server_http import Nginx
+
+    server = Nginx(str(tmp_path), files, "token")
+    try:
+        urls = [server.url(os.path.basename(f)) for f in files]
+        rdask.reset_read_log()
+        array = rntuple.dask(urls, step_size="1 kB")
+        assert ak.array_equal(array.y.compute(scheduler="sync"), _eager(files).y)
+        assert {e["location"] for e in rdask.read_log()} <= set(urls)
+        gets = [line for line in server.log() if line.startswith("GET ")]
+        assert gets, server.log()
+        assert all('"bytes=' in line and line.endswith(" 206") for line in gets), gets
+    finally:
+        server.stop()

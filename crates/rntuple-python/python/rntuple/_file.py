@@ -93,7 +93,7 @@ class File:
         for what, value in (("coalesce_gap", coalesce_gap), ("max_request", max_request)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"{what} must be None or a number of bytes, not {value!r}")
-        cache = None if cache is None else os.path.abspath(os.fspath(cache))
+        cache = None if cache is None else os.path.abspath(os.path.expanduser(os.fspath(cache)))
         if _is_file_like(path):
             # Read through the object's seek/read, as the reader asks (_lib.open_reader, src/readat.rs).
             self._inner: _lib.File | None = _lib.open_reader(path, verify_checksums, threads or 0)
