@@ -104,7 +104,7 @@ def write_multicluster_events(path: str, clusters: int = 4) -> None:
     events = rntuple.open(MUONS)["Events"].arrays()
     step = len(events) // clusters
     with rntuple.recreate(path, initial_unzipped_page_size=64, max_unzipped_page_size=1024) as f:
-        w = f.mkrntuple("Events", events[:step])
+        w = f.mkrntuple("Events", rntuple.schema_of(events))  # fields only; the entries follow
         for i in range(clusters):
             w.extend(events[i * step : (i + 1) * step if i < clusters - 1 else len(events)])
             w.commit_cluster()
