@@ -228,7 +228,8 @@ impl RNTuple {
     /// The text of `rntuple show`.
     fn show(&self, py: Python<'_>) -> PyResult<String> {
         let mut buf = Vec::new();
-        py.detach(|| rntuple_tools::term::show(&self.inner, &mut buf)).map_err(|e| PyIOError::new_err(e.to_string()))?;
+        py.detach(|| rntuple_tools::term::show(&self.inner, &mut buf))
+            .map_err(|e| PyIOError::new_err(e.to_string()))?;
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
 }

@@ -39,7 +39,9 @@ use std::time::{Duration, SystemTime};
 use rntuple_format::checksum::xxh3_64;
 use rntuple_format::{Error, Result};
 
-use super::{check_range, check_ranges_into, Identity, IoHints, ReadAt, TransportCounters, TransportStats};
+use super::{
+    check_range, check_ranges_into, read_ranges_via_into, Identity, IoHints, ReadAt, TransportCounters, TransportStats,
+};
 
 /// The environment variable naming a cache directory for remote reads.
 pub const CACHE_DIR_ENV: &str = "RNTUPLE_CACHE_DIR";
@@ -337,19 +339,7 @@ impl ReadAt for CachedStorage {
     }
 
     fn read_ranges(&self, ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
-        let total = ranges.iter().map(|r| r.1).fold(0usize, usize::saturating_add);
-        check_ranges_into(ranges, self.identity.size, total)?;
-        let mut all = vec![0u8; total];
-        self.read_into(ranges, &mut all)?;
-        let mut rest = all.as_slice();
-        Ok(ranges
-            .iter()
-            .map(|&(_, len)| {
-                let (head, tail) = rest.split_at(len);
-                rest = tail;
-                head.to_vec()
-            })
-            .collect())
+        read_ranges_via_into(self, self.identity.size, ranges)
     }
 
     fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {

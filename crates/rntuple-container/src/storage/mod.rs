@@ -104,6 +104,24 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// [`ReadAt::read_ranges`] through one [`ReadAt::read_ranges_into`] call (so
+/// the ranges go out together), after checking them against `size`.
+pub(crate) fn read_ranges_via_into(reader: &dyn ReadAt, size: u64, ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
+    let total = ranges.iter().map(|r| r.1).fold(0usize, usize::saturating_add);
+    check_ranges_into(ranges, size, total)?;
+    let mut out = vec![0u8; total];
+    reader.read_ranges_into(ranges, &mut out)?;
+    let mut rest = out.as_slice();
+    Ok(ranges
+        .iter()
+        .map(|&(_, len)| {
+            let (head, tail) = rest.split_at(len);
+            rest = tail;
+            head.to_vec()
+        })
+        .collect())
+}
+
 /// Checks `ranges` against a store of `size` bytes and an output of
 /// `out_len` bytes that must hold them one after the other.
 fn check_ranges_into(ranges: &[(u64, usize)], size: u64, out_len: usize) -> Result<()> {

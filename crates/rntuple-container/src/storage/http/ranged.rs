@@ -11,7 +11,7 @@ use reqwest::{Method, StatusCode};
 
 use super::client::Transport;
 use super::client::{check_single, check_version, fan_out, parse_content_range, status_error, url_error, version_of};
-use crate::storage::{check_ranges_into, Identity, ReadAt};
+use crate::storage::Identity;
 use rntuple_format::Result;
 
 /// The [`ReadAt`] methods a backend over a [`Ranged`] field `$field` shares:
@@ -37,7 +37,7 @@ macro_rules! ranged_read_at {
         }
 
         fn read_ranges(&self, ranges: &[(u64, usize)]) -> rntuple_format::Result<Vec<Vec<u8>>> {
-            $crate::storage::http::ranged::read_ranges_via_into(self, self.$field.size, ranges)
+            $crate::storage::read_ranges_via_into(self, self.$field.size, ranges)
         }
     };
 }
@@ -159,22 +159,4 @@ impl<R: Requests> Ranged<R> {
         }
         parts
     }
-}
-
-/// [`ReadAt::read_ranges`] through one [`ReadAt::read_ranges_into`] call (so
-/// the ranges go out together), after checking them against `size`.
-pub(crate) fn read_ranges_via_into(reader: &dyn ReadAt, size: u64, ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
-    let total = ranges.iter().map(|r| r.1).fold(0usize, usize::saturating_add);
-    check_ranges_into(ranges, size, total)?;
-    let mut out = vec![0u8; total];
-    reader.read_ranges_into(ranges, &mut out)?;
-    let mut rest = out.as_slice();
-    Ok(ranges
-        .iter()
-        .map(|&(_, len)| {
-            let (head, tail) = rest.split_at(len);
-            rest = tail;
-            head.to_vec()
-        })
-        .collect())
 }
