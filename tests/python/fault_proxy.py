@@ -120,10 +120,10 @@ class FaultProxy:
                     _reset(client)
                     _close(server)
                     return
+                with self._lock:  # counted before it is sent, so a client that got it sees it counted
+                    self.bytes_down += len(chunk)
                 client.sendall(chunk)
                 sent += len(chunk)
-                with self._lock:
-                    self.bytes_down += len(chunk)
         except OSError:
             pass
         _close(client)
