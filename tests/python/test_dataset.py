@@ -185,3 +185,25 @@ def test_bundled_multicluster_file_against_uproot() -> None:
     steps = [(r.entry_start, r.entry_stop) for _, r in rntuple.iterate(MULTI, step_size=1, report=True)]
     bounds = {c.first_entry for c in clusters}
     assert {a for a, _ in steps} >= bounds  # every cluster starts a step
+
+
+def test_cluster_sizes_of_projected_fields_come_from_the_loaded_page_lists() -> None:
+    """An imported NanoAOD's projected ``Jet_pt`` counts the columns it projects; the sizes need no
+    read (the page lists were loaded on open)."""
+    path = os.path.join(
+        os.path.dirname(__file__),
+        "..",
+        "data",
+        "cmsopendata2015_ttbar_19980_NANOAOD_RNTupleImporter_rntuple_v1-0-0-1.root",
+    )
+    with rntuple.open(path) as f:
+        nt = f["Events"]
+        nt.reset_io_stats()
+        jet = nt.cluster_sizes(["Jet_pt"])
+        jet_and_n = nt.cluster_sizes(["Jet_pt", "nJet"])
+        assert nt.io_stats()["requests"] == 0
+        n_jets = int(ak.sum(nt["nJet"].array()))
+    # One cluster: 4 bytes per jet (float) and the collection's 8-byte index per entry...
+    assert [b for _, _, b in jet] == [4.0 * n_jets + 8.0 * nt.num_entries]
+    # ...which nJet projects too: a column shared by two fields counts once.
+    assert jet_and_n == jet

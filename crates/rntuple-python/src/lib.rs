@@ -154,6 +154,49 @@ impl RNTuple {
         self.inner.descriptor().clusters.iter().map(|c| (c.first_entry, c.num_entries, c.group)).collect()
     }
 
+    /// Per cluster: (first entry, entries, in-memory bytes of the columns of
+    /// the top-level `fields`, all when None), from the page lists already
+    /// loaded (no I/O). A projected field counts the columns it projects.
+    fn cluster_bytes(&self, fields: Option<Vec<String>>) -> Vec<(u64, u64, u64)> {
+        let d = self.inner.descriptor();
+        let top = |mut id: u32| -> Option<&str> {
+            for _ in 0..d.fields.len() {
+                let f = d.fields.get(id as usize)?;
+                if f.parent_id == id {
+                    return Some(f.name.as_str());
+                }
+                id = f.parent_id;
+            }
+            None // a parent cycle: count nothing
+        };
+        let wanted = |field_id: u32| match (&fields, top(field_id)) {
+            (None, _) => true,
+            (Some(names), Some(name)) => names.iter().any(|n| n == name),
+            (Some(_), None) => false,
+        };
+        let physical: Vec<(usize, u64)> = {
+            let mut ids: Vec<usize> =
+                d.columns.iter().enumerate().filter(|(_, c)| wanted(c.field_id)).map(|(i, _)| i).collect();
+            ids.extend(d.alias_columns.iter().filter(|a| wanted(a.field_id)).map(|a| a.physical_column_id as usize));
+            ids.sort_unstable();
+            ids.dedup();
+            ids.into_iter()
+                .filter_map(|i| d.columns.get(i).map(|c| (i, rntuple_tools::inspect::memory_size(c))))
+                .collect()
+        };
+        d.clusters
+            .iter()
+            .map(|c| {
+                let bytes = physical
+                    .iter()
+                    .filter_map(|&(i, size)| c.columns.get(i).map(|r| (r, size)))
+                    .flat_map(|(r, size)| r.pages.iter().map(move |p| u64::from(p.num_elements).saturating_mul(size)))
+                    .fold(0u64, u64::saturating_add);
+                (c.first_entry, c.num_entries, bytes)
+            })
+            .collect()
+    }
+
     /// Names of the top-level fields read by default.
     fn readable_fields(&self) -> Vec<String> {
         self.inner.readable_fields().iter().map(|f| f.name.clone()).collect()

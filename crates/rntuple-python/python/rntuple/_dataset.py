@@ -16,7 +16,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from . import _lib
 from ._filters import parse_memory_size
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -149,19 +148,8 @@ def plan_steps(
 
 def cluster_table(ntuple: Any, plan: Any, step_size: int | str) -> list[tuple[int, int, float]]:
     """``(first_entry, num_entries, bytes)`` per cluster of ``ntuple`` for ``plan_steps``: bytes of
-    the fields ``plan`` (``RNTuple._plan``) reads (``RNTuple.cluster_sizes``) when ``step_size``
-    is a memory size.
-
-    Where the footer's sizes cannot be had (a store ``inspect`` does not open), the bytes per
-    entry are measured on the first entries, as ``RNTuple.iterate`` does.
-    """
-    clusters = [(c.first_entry, c.num_entries) for c in ntuple.clusters]
+    the fields ``plan`` (``RNTuple._plan``) reads (``RNTuple.cluster_sizes``, from the page lists
+    already loaded) when ``step_size`` is a memory size."""
     if isinstance(step_size, int):
-        return [(a, n, 0.0) for a, n in clusters]
-    fields, _, paths = plan.inputs
-    try:
-        return ntuple.cluster_sizes([f.name for f in fields])
-    except (OSError, ValueError, _lib.RNTupleError):
-        target = parse_memory_size(step_size)
-        per_step = ntuple._step_entries(step_size, fields, paths, 0, ntuple.num_entries)
-        return [(a, n, n * target / per_step) for a, n in clusters]
+        return [(c.first_entry, c.num_entries, 0.0) for c in ntuple.clusters]
+    return ntuple.cluster_sizes([f.name for f in plan.inputs[0]])

@@ -248,19 +248,10 @@ class RNTuple:
         return [Cluster(*c) for c in self._inner.clusters()]
 
     def cluster_sizes(self, fields: list[str] | None = None) -> list[tuple[int, int, float]]:
-        """``(first_entry, num_entries, bytes)`` per cluster: the in-memory bytes of the top-level
-        ``fields`` (all when None) in that cluster, estimated from the footer's page sizes (each
-        cluster's share of the pages times the fields' share of the memory); reads no pages."""
-        from . import _lib
-
-        location = self._origin[0] if self._origin is not None else self._file_path
-        if location is None:
-            raise ValueError(f"{self!r} was not obtained from a file; its cluster sizes are not known")
-        info = _lib.inspect(location, self.name, False)["rntuples"][0]
-        total = sum(c["uncompressed"] for c in info["clusters"]) or 1
-        wanted = None if fields is None else set(fields)
-        memory = sum(f["memory"] for f in info["fields"] if wanted is None or f["name"] in wanted)
-        return [(c["first_entry"], c["num_entries"], c["uncompressed"] / total * memory) for c in info["clusters"]]
+        """``(first_entry, num_entries, bytes)`` per cluster: the in-memory bytes of the columns of
+        the top-level ``fields`` (all when None) in that cluster, from the page lists loaded when
+        the RNTuple was opened (elements × in-memory element size); reads nothing."""
+        return [(a, n, float(b)) for a, n, b in self._inner.cluster_bytes(fields)]
 
     def io_stats(self) -> dict[str, Any]:
         """I/O done by the reads of this RNTuple so far.
