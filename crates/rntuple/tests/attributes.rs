@@ -18,7 +18,7 @@ use std::sync::Arc;
 use arrow_array::builder::{Float32Builder, ListBuilder};
 use arrow_array::{ArrayRef, Float32Array, Int32Array, RecordBatch, StringArray, UInt16Array};
 use arrow_schema::{DataType, Field, Schema};
-use rntuple::write::RNTupleWriter;
+use rntuple::write::{ParallelWriter, RNTupleWriter, SharedFileWriter};
 use rntuple::{AttributeRange, Error, RNTuple, RNTupleFile, WriteOptions};
 use rntuple_container::write::{FileWriter, WriterOptions};
 use serde_json::{json, Value};
@@ -148,20 +148,68 @@ fn written_attribute_sets_read_back() {
     }
 }
 
-#[test]
-fn root_reads_the_attribute_sets_we_write() {
+/// ROOT's reading of the attribute sets of `Events` in `path`
+/// (`attributes_root.py dump`), or `None` without the venv with ROOT.
+fn root_dump(path: &Path) -> Option<Value> {
     let Some(py) = python() else {
         eprintln!("no venv with ROOT ($RNTUPLE_CACHE/venv): skipped");
-        return;
+        return None;
     };
-    let path = scratch("attributes_for_root.root");
-    write_reference_content(&path, 505);
     let script = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/reference/attributes_root.py"));
-    let out = Command::new(py).arg(script).arg("dump").arg(&path).arg("Events").output().expect("run ROOT");
+    let out = Command::new(py).arg(script).arg("dump").arg(path).arg("Events").output().expect("run ROOT");
     assert!(out.status.success(), "ROOT failed: {}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().rfind(|l| l.starts_with('{')).expect("ROOT's dump");
-    assert_eq!(serde_json::from_str::<Value>(line).expect("json"), expected());
+    Some(serde_json::from_str::<Value>(line).expect("json"))
+}
+
+#[test]
+fn root_reads_the_attribute_sets_we_write() {
+    let path = scratch("attributes_for_root.root");
+    write_reference_content(&path, 505);
+    if let Some(dump) = root_dump(&path) {
+        assert_eq!(dump, expected());
+    }
+}
+
+/// The reference content written by a parallel writer: its clusters come
+/// from two fill contexts, the attribute entries are committed on the
+/// parallel writer over the entries committed so far.
+#[test]
+fn parallel_writer_writes_attribute_sets() {
+    let path = scratch("attributes_parallel.root");
+    let file = SharedFileWriter::create(&path, WriterOptions::default()).expect("create");
+    let none = HashMap::new();
+    let main = Schema::new(vec![Field::new("px", DataType::Float32, false)]);
+    let w = ParallelWriter::new(&file, "Events", &main, &none, WriteOptions::default()).expect("writer");
+    w.create_attribute_set("runs", &run(0, "", &[]).schema(), &none).expect("runs");
+    w.create_attribute_set("flags", &flag(0).schema(), &none).expect("flags");
+    refused(w.create_attribute_set("flags", &flag(0).schema(), &none), "already");
+    let mut a = w.create_fill_context().expect("context a");
+    let mut b = w.create_fill_context().expect("context b");
+    a.write_batch(&px(&[0.0, 0.5, 1.0])).expect("fill");
+    // Entries not committed yet have no number in the RNTuple.
+    refused(w.commit_attributes("runs", &run(1, "first", &[0.5]), &[AttributeRange::new(0, 3)]), "past the 0 entries");
+    a.flush_cluster().expect("cluster 0");
+    w.commit_attributes("runs", &run(1, "first", &[0.5]), &[AttributeRange::new(0, 3)]).expect("run 1");
+    w.commit_attributes("flags", &flag(7), &[AttributeRange::new(3, 0)]).expect("flag 7");
+    b.write_batch(&px(&[1.5])).expect("fill");
+    b.flush_cluster().expect("cluster 1");
+    w.commit_attributes("flags", &flag(9), &[AttributeRange::new(0, 4)]).expect("flag 9");
+    a.write_batch(&px(&[2.0, 2.5])).expect("fill");
+    a.close().expect("cluster 2");
+    b.close().expect("no cluster");
+    w.commit_attributes("flags", &flag(11), &[AttributeRange::new(4, 2)]).expect("flag 11");
+    w.commit_attributes("runs", &run(2, "second", &[1.5, 2.5]), &[AttributeRange::new(3, 3)]).expect("run 2");
+    w.close().expect("close");
+    file.finish().expect("finish");
+
+    let nt = RNTupleFile::open(&path).expect("open").rntuple("Events").expect("Events");
+    assert_eq!(nt.descriptor().clusters.len(), 3);
+    assert_eq!(dump_sets(&nt), expected());
+    if let Some(dump) = root_dump(&path) {
+        assert_eq!(dump, expected());
+    }
 }
 
 fn refused(r: Result<(), Error>, needle: &str) {

@@ -6,7 +6,10 @@ use super::typename::template_name;
 use super::Primitive;
 use rntuple_format::model::{FieldDescriptor, StructuralRole, FIELD_FLAG_REPETITIVE};
 
-/// How a field is read.
+/// How a field is read and written: the one classification of the reader's
+/// field tree ([`super::FieldNode`]) and the writer's plan
+/// (`crate::write::plan::PlanField`). The writer builds every kind but
+/// `Cardinality` (projected fields only), `Streamer` and `Unsupported`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FieldKind {
     /// A fundamental type: one column per representation.
@@ -35,6 +38,34 @@ pub enum FieldKind {
 }
 
 impl FieldKind {
+    /// The structural role a field of this kind is written with (spec
+    /// "Field Description"): the inverse of [`FieldKind::classify`];
+    /// `None` for [`FieldKind::Unsupported`].
+    pub fn role(&self) -> Option<StructuralRole> {
+        Some(match self {
+            FieldKind::Primitive(_)
+            | FieldKind::String
+            | FieldKind::Cardinality { .. }
+            | FieldKind::Array { .. }
+            | FieldKind::Bitset { .. }
+            | FieldKind::Wrapper => StructuralRole::Leaf,
+            FieldKind::Collection { .. } => StructuralRole::Collection,
+            FieldKind::Record => StructuralRole::Record,
+            FieldKind::Variant => StructuralRole::Variant,
+            FieldKind::Streamer => StructuralRole::Streamer,
+            FieldKind::Unsupported(_) => return None,
+        })
+    }
+
+    /// The array size of a repetitive field (`std::array`, `std::bitset`;
+    /// spec "Field Description").
+    pub fn array_size(&self) -> Option<u64> {
+        match self {
+            FieldKind::Array { size } | FieldKind::Bitset { size } => Some(*size),
+            _ => None,
+        }
+    }
+
     /// Classifies a field. `num_children` is the number of direct subfields,
     /// `has_columns` whether any column is attached.
     pub fn classify(f: &FieldDescriptor, num_children: usize, has_columns: bool) -> FieldKind {
@@ -80,5 +111,54 @@ impl FieldKind {
             }
             StructuralRole::Unknown(r) => FieldKind::Unsupported(format!("structural role {r}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the writer declares for a kind (its role and array size) is
+    /// classified back as that kind by the reader, for every kind the
+    /// writer builds: one classification for both.
+    #[test]
+    fn written_kinds_classify_back() {
+        let cases: [(FieldKind, &str, usize, bool); 11] = [
+            (FieldKind::Primitive(Primitive::F64), "double", 0, true),
+            (FieldKind::Primitive(Primitive::Char), "char", 0, true),
+            (FieldKind::String, "std::string", 0, true),
+            (FieldKind::Collection { nullable: false }, "std::vector<float>", 1, true),
+            (FieldKind::Collection { nullable: false }, "", 1, true),
+            (FieldKind::Collection { nullable: true }, "std::optional<float>", 1, true),
+            (FieldKind::Collection { nullable: true }, "std::unique_ptr<float>", 1, true),
+            (FieldKind::Array { size: 3 }, "std::array<float,3>", 1, false),
+            (FieldKind::Bitset { size: 9 }, "std::bitset<9>", 0, true),
+            (FieldKind::Record, "std::pair<int,float>", 2, false),
+            (FieldKind::Variant, "std::variant<int,float>", 2, true),
+        ];
+        let more = [
+            (FieldKind::Wrapper, "std::atomic<int>", 1, false),
+            (FieldKind::Wrapper, "EnumInt8", 1, false),
+            (FieldKind::Cardinality { wide: true }, "ROOT::RNTupleCardinality<std::uint64_t>", 0, true),
+        ];
+        for (kind, type_name, children, columns) in cases.into_iter().chain(more) {
+            let Some(role) = kind.role() else { panic!("{kind:?} has no role") };
+            let f = FieldDescriptor {
+                field_version: 0,
+                type_version: 0,
+                parent_id: 0,
+                role,
+                flags: 0,
+                name: "f".into(),
+                type_name: type_name.into(),
+                type_alias: String::new(),
+                description: String::new(),
+                array_size: kind.array_size(),
+                source_field_id: None,
+                type_checksum: None,
+            };
+            assert_eq!(FieldKind::classify(&f, children, columns), kind, "{type_name}");
+        }
+        assert_eq!(FieldKind::Unsupported("x".into()).role(), None);
     }
 }

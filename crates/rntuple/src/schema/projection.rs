@@ -59,17 +59,6 @@ impl Src<'_> {
     }
 }
 
-/// The structural role a field of this kind has (spec "Field Description").
-fn role(kind: &FieldKind) -> StructuralRole {
-    match kind {
-        FieldKind::Collection { .. } => StructuralRole::Collection,
-        FieldKind::Record => StructuralRole::Record,
-        FieldKind::Variant => StructuralRole::Variant,
-        FieldKind::Streamer => StructuralRole::Streamer,
-        _ => StructuralRole::Leaf,
-    }
-}
-
 /// Appends the projected field `name` presenting the field at the dotted
 /// path `source` of `written` (as the C++ type `type_name`, or inferred) to
 /// `out`: its fields (pre-order, after those already there) and their alias
@@ -209,7 +198,11 @@ fn mirror(name: &str, s: Src) -> Result<Node, Why> {
         name: name.to_string(),
         type_name: s.node.type_name.clone(),
         type_alias: s.node.type_alias.clone(),
-        role: role(&s.node.kind),
+        role: s
+            .node
+            .kind
+            .role()
+            .ok_or_else(|| format!("'{}' is a field that cannot be read ({:?})", s.path, s.node.kind))?,
         source: s.node.id,
         aliases: s.node.columns().to_vec(),
         children,

@@ -1,4 +1,4 @@
-//! Column rules: which physical columns a field of each shape gets and
+//! Column rules: which physical columns a field of each kind gets and
 //! their types (ROOT 6.40's defaults, `RField*.cxx`, `AutoAdjustColumnTypes`;
 //! spec "Fundamental Types" through the table in
 //! [`crate::schema::fundamental`]), with the overrides of split encodings,
@@ -9,8 +9,8 @@ use rntuple_format::model::ColumnType;
 use rntuple_format::Result;
 
 use super::options::{RealEncoding, WriteOptions};
-use super::plan::{invalid, PlanField, Shape};
-use crate::schema::Primitive;
+use super::plan::{invalid, unwritable, PlanField};
+use crate::schema::{FieldKind, Primitive};
 
 /// Column type, bits on storage (0: the type's width), value range and
 /// ROOT's in-memory element size of one column.
@@ -28,13 +28,14 @@ pub(crate) fn field_columns(f: &PlanField, options: &WriteOptions) -> Result<Vec
             (true, false) => ColumnType::Index32,
         }
     };
-    Ok(match f.shape {
-        Shape::Leaf(p) => vec![leaf_column(p, f.real, f.split, options.compressed(), &f.path)?],
-        Shape::String => vec![(index, 0, None, 8), (ColumnType::Char, 8, None, 1)],
-        Shape::Vector | Shape::Optional => vec![(index, 0, None, 8)],
-        Shape::Variant => vec![(ColumnType::Switch, 0, None, 16)],
-        Shape::Bitset(_) => vec![(ColumnType::Bit, 0, None, 1)],
-        Shape::Array(_) | Shape::Record | Shape::Wrapper => Vec::new(),
+    Ok(match f.kind {
+        FieldKind::Primitive(p) => vec![leaf_column(p, f.real, f.split, options.compressed(), &f.path)?],
+        FieldKind::String => vec![(index, 0, None, 8), (ColumnType::Char, 8, None, 1)],
+        FieldKind::Collection { .. } => vec![(index, 0, None, 8)],
+        FieldKind::Variant => vec![(ColumnType::Switch, 0, None, 16)],
+        FieldKind::Bitset { .. } => vec![(ColumnType::Bit, 0, None, 1)],
+        FieldKind::Array { .. } | FieldKind::Record | FieldKind::Wrapper => Vec::new(),
+        FieldKind::Cardinality { .. } | FieldKind::Streamer | FieldKind::Unsupported(_) => return Err(unwritable(f)),
     })
 }
 

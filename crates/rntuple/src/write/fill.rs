@@ -18,7 +18,8 @@ use rntuple_format::{Error, Result};
 use super::columns::compatible;
 pub(crate) use super::measure::{check_values, unzipped_bytes, Bytes};
 use super::pages::{Columns, Element};
-use super::plan::{Order, PlanField, Shape};
+use super::plan::{unwritable, Order, PlanField};
+use crate::schema::{FieldKind, Primitive};
 
 pub(crate) fn invalid(message: String) -> Error {
     Error::InvalidArgument { message }
@@ -27,33 +28,36 @@ pub(crate) fn invalid(message: String) -> Error {
 pub(crate) fn mismatch(f: &PlanField, dt: &DataType) -> Error {
     invalid(format!(
         "field '{}' is written as '{}' ({:?}) but the batch holds Arrow type {dt}",
-        f.path, f.type_name, f.shape
+        f.path, f.type_name, f.kind
     ))
 }
 
 /// Checks that Arrow type `dt` fits the plan of `f` (before anything is appended).
 pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
-    let ok = match (f.shape, dt) {
-        (Shape::Leaf(p), dt) => compatible(p, dt),
-        (Shape::String, DataType::Utf8 | DataType::LargeUtf8) => true,
-        (Shape::Vector, DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _)) => {
+    let ok = match (&f.kind, dt) {
+        (FieldKind::Primitive(p), dt) => compatible(*p, dt),
+        (FieldKind::String, DataType::Utf8 | DataType::LargeUtf8) => true,
+        (
+            FieldKind::Collection { nullable: false },
+            DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _),
+        ) => return check_type(&f.children[0], item.data_type()),
+        (FieldKind::Collection { nullable: true } | FieldKind::Wrapper, dt) => return check_type(&f.children[0], dt),
+        (FieldKind::Array { size: n }, DataType::FixedSizeList(item, m)) if i64::from(*m) == *n as i64 => {
             return check_type(&f.children[0], item.data_type())
         }
-        (Shape::Optional | Shape::Wrapper, dt) => return check_type(&f.children[0], dt),
-        (Shape::Array(n), DataType::FixedSizeList(item, m)) if i64::from(*m) == n as i64 => {
-            return check_type(&f.children[0], item.data_type())
+        (FieldKind::Bitset { size: n }, DataType::FixedSizeList(item, m)) => {
+            i64::from(*m) == *n as i64 && matches!(item.data_type(), DataType::Boolean)
         }
-        (Shape::Bitset(n), DataType::FixedSizeList(item, m)) => {
-            i64::from(*m) == n as i64 && matches!(item.data_type(), DataType::Boolean)
+        (FieldKind::Bitset { size: n }, DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64) => {
+            *n <= 64
         }
-        (Shape::Bitset(n), DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64) => n <= 64,
-        (Shape::Record, DataType::Struct(fields)) if fields.len() == f.children.len() => {
+        (FieldKind::Record, DataType::Struct(fields)) if fields.len() == f.children.len() => {
             for (c, af) in f.children.iter().zip(fields.iter()) {
                 check_type(c, af.data_type())?;
             }
             return Ok(());
         }
-        (Shape::Variant, DataType::Union(fields, _)) if fields.len() == f.children.len() => {
+        (FieldKind::Variant, DataType::Union(fields, _)) if fields.len() == f.children.len() => {
             for ((c, &tid), (utid, af)) in f.children.iter().zip(&f.union_type_ids).zip(fields.iter()) {
                 if tid != utid {
                     return Err(invalid(format!(
@@ -175,12 +179,12 @@ impl Filler {
     }
 
     fn append_inner(&mut self, f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
-        match f.shape {
-            Shape::Leaf(_) => {
+        match f.kind {
+            FieldKind::Primitive(_) => {
                 no_nulls(f, arr, a, b)?;
                 self.append_leaf(f, arr, a, b)
             }
-            Shape::String => {
+            FieldKind::String => {
                 no_nulls(f, arr, a, b)?;
                 let (offs, data) = string_parts(f, arr)?;
                 let base = self.columns.n_cluster(f.columns[1]);
@@ -188,7 +192,7 @@ impl Filler {
                 push_blocks(&mut self.columns, f.columns[0], b - a, |j| base + offs.get(a + 1 + j) - start)?;
                 self.columns.push(f.columns[1], &data[start as usize..offs.get(b) as usize])
             }
-            Shape::Vector => {
+            FieldKind::Collection { nullable: false } => {
                 no_nulls(f, arr, a, b)?;
                 let (offs, values) = list_parts(f, arr)?;
                 let child = &f.children[0];
@@ -202,7 +206,7 @@ impl Filler {
                 push_blocks(&mut self.columns, f.columns[0], b - a, |j| base + offs.get(a + 1 + j) - start)?;
                 self.append(child, values.as_ref(), start as usize, offs.get(b) as usize)
             }
-            Shape::Optional => {
+            FieldKind::Collection { nullable: true } => {
                 let child = &f.children[0];
                 let base = self.counts[child.id as usize];
                 match value_nulls(arr).filter(|n| n.slice(a, b - a).null_count() > 0) {
@@ -225,14 +229,14 @@ impl Filler {
                     }
                 }
             }
-            Shape::Array(n) => {
+            FieldKind::Array { size: n } => {
                 no_nulls(f, arr, a, b)?;
                 let l = arr.as_fixed_size_list_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
                 let start = l.value_offset(a) as usize;
                 let n = n as usize;
                 self.append(&f.children[0], l.values().as_ref(), start, start + (b - a) * n)
             }
-            Shape::Record => {
+            FieldKind::Record => {
                 no_nulls(f, arr, a, b)?;
                 let s = arr.as_struct_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
                 for (c, col) in f.children.iter().zip(s.columns()) {
@@ -240,13 +244,14 @@ impl Filler {
                 }
                 Ok(())
             }
-            Shape::Bitset(n) => {
+            FieldKind::Bitset { size: n } => {
                 no_nulls(f, arr, a, b)?;
                 let bits = bitset_bits(f, n, arr, a, b)?;
                 self.columns.push(f.columns[0], &bits)
             }
-            Shape::Variant => self.append_variant(f, arr, a, b),
-            Shape::Wrapper => self.append(&f.children[0], arr, a, b),
+            FieldKind::Variant => self.append_variant(f, arr, a, b),
+            FieldKind::Wrapper => self.append(&f.children[0], arr, a, b),
+            FieldKind::Cardinality { .. } | FieldKind::Streamer | FieldKind::Unsupported(_) => Err(unwritable(f)),
         }
     }
 
@@ -263,7 +268,7 @@ impl Filler {
                 let bits = arr.as_boolean().values();
                 push_blocks(&mut self.columns, col, b - a, |j| bits.value(a + j))
             }
-            DataType::Int8 if matches!(f.shape, Shape::Leaf(crate::schema::Primitive::Char)) => {
+            DataType::Int8 if matches!(f.kind, FieldKind::Primitive(Primitive::Char)) => {
                 let v = &arr.as_primitive::<Int8Type>().values()[a..b];
                 push_blocks(&mut self.columns, col, b - a, |j| v[j] as u8)
             }

@@ -7,10 +7,10 @@ use rntuple_format::{Error, Result};
 use std::collections::HashSet;
 
 use super::plan::{
-    child_path, invalid, leaf, map_node, node, template_names, Builder, PlanField, Shape, MAX_VARIANT_ALTERNATIVES,
+    child_path, invalid, leaf, map_node, node, template_names, Builder, PlanField, MAX_VARIANT_ALTERNATIVES,
 };
 use crate::schema::arrow::Composite;
-use crate::schema::Primitive;
+use crate::schema::{FieldKind, Primitive};
 
 impl Builder<'_> {
     /// Whether inference would make the value at `path` untyped.
@@ -40,7 +40,7 @@ impl Builder<'_> {
             return Ok(leaf(name, path, p));
         }
         if matches!(dt, DataType::Utf8 | DataType::LargeUtf8) {
-            return Ok(node(name, path, Shape::String, "std::string".into(), String::new(), Vec::new()));
+            return Ok(node(name, path, FieldKind::String, "std::string".into(), String::new(), Vec::new()));
         }
         let Some(composite) = Composite::of_arrow(dt) else {
             return Err(self.unsupported(path, dt));
@@ -50,11 +50,12 @@ impl Builder<'_> {
         match composite {
             Composite::Collection { item } => {
                 let child = self.field("_0", &cpath, item.data_type(), item.is_nullable(), None, untyped_ok, false)?;
+                let vector = FieldKind::Collection { nullable: false };
                 if child.type_name.is_empty() {
-                    Ok(node(name, path, Shape::Vector, String::new(), String::new(), vec![child]))
+                    Ok(node(name, path, vector, String::new(), String::new(), vec![child]))
                 } else {
                     let (t, a) = template_names(tmpl, std::slice::from_ref(&child), "");
-                    Ok(node(name, path, Shape::Vector, t, a, vec![child]))
+                    Ok(node(name, path, vector, t, a, vec![child]))
                 }
             }
             Composite::Map { entries } => {
@@ -72,7 +73,7 @@ impl Builder<'_> {
                     )?);
                 }
                 let (t, a) = template_names("std::pair", &kv, "");
-                let child = node("_0", &cpath, Shape::Record, t, a, kv);
+                let child = node("_0", &cpath, FieldKind::Record, t, a, kv);
                 Ok(map_node(name, path, tmpl, child))
             }
             Composite::Array { item, size } => {
@@ -81,7 +82,7 @@ impl Builder<'_> {
                 })?;
                 let child = self.field("_0", &cpath, item.data_type(), item.is_nullable(), None, false, false)?;
                 let (t, a) = template_names(tmpl, std::slice::from_ref(&child), &format!(",{size}"));
-                Ok(node(name, path, Shape::Array(size), t, a, vec![child]))
+                Ok(node(name, path, FieldKind::Array { size }, t, a, vec![child]))
             }
             Composite::Record { members } => {
                 if !untyped_ok {
@@ -93,7 +94,7 @@ impl Builder<'_> {
                     )));
                 }
                 let children = self.members(path, members.iter().map(|f| f.as_ref()), true)?;
-                Ok(node(name, path, Shape::Record, String::new(), String::new(), children))
+                Ok(node(name, path, FieldKind::Record, String::new(), String::new(), children))
             }
             Composite::Variant { alternatives } => {
                 let n = alternatives.len();
@@ -111,7 +112,7 @@ impl Builder<'_> {
                     ids.push(tid);
                 }
                 let (t, a) = template_names(tmpl, &children, "");
-                let mut f = node(name, path, Shape::Variant, t, a, children);
+                let mut f = node(name, path, FieldKind::Variant, t, a, children);
                 f.union_type_ids = ids;
                 Ok(f)
             }

@@ -14,7 +14,8 @@ use super::fill::{
     alternative_of, bitset_bits, check_orderable, invalid, list_parts, mismatch, no_nulls, sort_keys, string_parts,
     union_of, value_nulls,
 };
-use super::plan::{ColumnPlan, Order, PlanField, Shape};
+use super::plan::{unwritable, ColumnPlan, Order, PlanField};
+use crate::schema::FieldKind;
 
 /// What ROOT counts per variant entry: `sizeof(RColumnSwitch)`, the
 /// in-memory switch element (`RVariantField::AppendImpl`).
@@ -62,20 +63,20 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
     }
     let n = (b - a) as u64;
     let own = |i: usize| Bytes::of(n, &cols[f.columns[i]]);
-    match f.shape {
-        Shape::Leaf(_) => own(0),
-        Shape::String => match string_parts(f, arr) {
+    match f.kind {
+        FieldKind::Primitive(_) => own(0),
+        FieldKind::String => match string_parts(f, arr) {
             Ok((offs, _)) => own(0) + Bytes::of(offs.get(b) - offs.get(a), &cols[f.columns[1]]),
             Err(_) => Bytes::default(),
         },
-        Shape::Vector => match list_parts(f, arr) {
+        FieldKind::Collection { nullable: false } => match list_parts(f, arr) {
             Ok((offs, values)) => {
                 own(0)
                     + unzipped_bytes(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
             }
             Err(_) => Bytes::default(),
         },
-        Shape::Optional => {
+        FieldKind::Collection { nullable: true } => {
             let child = &f.children[0];
             Bytes { packed: n * OPTIONAL_APPEND_BYTES, mem: n * cols[f.columns[0]].mem_size }
                 + match value_nulls(arr).filter(|nb| nb.slice(a, b - a).null_count() > 0) {
@@ -88,23 +89,23 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
                         .sum(),
                 }
         }
-        Shape::Array(size) => match arr.as_fixed_size_list_opt() {
+        FieldKind::Array { size } => match arr.as_fixed_size_list_opt() {
             Some(l) => {
                 let start = l.value_offset(a) as usize;
                 unzipped_bytes(&f.children[0], cols, l.values().as_ref(), start, start + (b - a) * size as usize)
             }
             None => Bytes::default(),
         },
-        Shape::Record => match arr.as_struct_opt() {
+        FieldKind::Record => match arr.as_struct_opt() {
             Some(s) => {
                 f.children.iter().zip(s.columns()).map(|(c, col)| unzipped_bytes(c, cols, col.as_ref(), a, b)).sum()
             }
             None => Bytes::default(),
         },
-        Shape::Wrapper => unzipped_bytes(&f.children[0], cols, arr, a, b),
+        FieldKind::Wrapper => unzipped_bytes(&f.children[0], cols, arr, a, b),
         // ROOT's `RBitsetField::AppendImpl` counts one byte per bit.
-        Shape::Bitset(size) => Bytes::both(n * size),
-        Shape::Variant => {
+        FieldKind::Bitset { size } => Bytes::both(n * size),
+        FieldKind::Variant => {
             let Ok(u) = union_of(f, arr) else { return Bytes::default() };
             let mut total = Bytes { packed: n * SWITCH_APPEND_BYTES, mem: n * cols[f.columns[0]].mem_size };
             for i in a..b {
@@ -117,6 +118,7 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
             }
             total
         }
+        FieldKind::Cardinality { .. } | FieldKind::Streamer | FieldKind::Unsupported(_) => Bytes::default(),
     }
 }
 
@@ -128,12 +130,12 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
     if a >= b {
         return Ok(());
     }
-    match f.shape {
-        Shape::Leaf(_) => {
+    match f.kind {
+        FieldKind::Primitive(_) => {
             no_nulls(f, arr, a, b)?;
             check_quant_range(f, cols, arr, a, b)
         }
-        Shape::String => {
+        FieldKind::String => {
             no_nulls(f, arr, a, b)?;
             let (offs, data) = string_parts(f, arr)?;
             let (start, end) = (offs.get(a) as usize, offs.get(b) as usize);
@@ -159,7 +161,7 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
                 }
             }
         }
-        Shape::Vector => {
+        FieldKind::Collection { nullable: false } => {
             no_nulls(f, arr, a, b)?;
             let (offs, values) = list_parts(f, arr)?;
             if f.order != Order::AsGiven {
@@ -167,7 +169,7 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
             }
             check_values(&f.children[0], cols, values.as_ref(), offs.get(a) as usize, offs.get(b) as usize)
         }
-        Shape::Optional => {
+        FieldKind::Collection { nullable: true } => {
             let child = &f.children[0];
             match value_nulls(arr).filter(|n| n.slice(a, b - a).null_count() > 0) {
                 None => check_values(child, cols, arr, a, b),
@@ -179,13 +181,13 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
                 }
             }
         }
-        Shape::Array(n) => {
+        FieldKind::Array { size: n } => {
             no_nulls(f, arr, a, b)?;
             let l = arr.as_fixed_size_list_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
             let start = l.value_offset(a) as usize;
             check_values(&f.children[0], cols, l.values().as_ref(), start, start + (b - a) * n as usize)
         }
-        Shape::Record => {
+        FieldKind::Record => {
             no_nulls(f, arr, a, b)?;
             let s = arr.as_struct_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
             for (c, col) in f.children.iter().zip(s.columns()) {
@@ -193,12 +195,12 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
             }
             Ok(())
         }
-        Shape::Bitset(n) => {
+        FieldKind::Bitset { size: n } => {
             no_nulls(f, arr, a, b)?;
             bitset_bits(f, n, arr, a, b).map(|_| ())
         }
-        Shape::Wrapper => check_values(&f.children[0], cols, arr, a, b),
-        Shape::Variant => {
+        FieldKind::Wrapper => check_values(&f.children[0], cols, arr, a, b),
+        FieldKind::Variant => {
             let u = union_of(f, arr)?;
             // Runs of consecutive positions per alternative, checked at once.
             let mut runs: Vec<Option<(usize, usize)>> = vec![None; f.children.len()];
@@ -226,6 +228,7 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
             }
             Ok(())
         }
+        FieldKind::Cardinality { .. } | FieldKind::Streamer | FieldKind::Unsupported(_) => Err(unwritable(f)),
     }
 }
 

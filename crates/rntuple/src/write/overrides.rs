@@ -17,18 +17,18 @@ use rntuple_format::Result;
 use super::columns::compatible;
 use super::names::check_name;
 use super::options::RealEncoding;
-use super::plan::{child_path, invalid, leaf, map_node, node, template_names, Builder, Order, PlanField, Shape};
+use super::plan::{child_path, invalid, leaf, map_node, node, template_names, Builder, Order, PlanField};
 use crate::schema::cpp::{parse, CppType};
-use crate::schema::Primitive;
+use crate::schema::{FieldKind, Primitive};
 
 /// Sets the floating-point encoding of a leaf (`Double32_t` also sets the alias).
 pub(crate) fn apply_real(f: &mut PlanField, enc: RealEncoding) -> Result<()> {
-    match (f.shape, enc) {
-        (Shape::Leaf(Primitive::F64), RealEncoding::Double32) => f.type_alias = "Double32_t".into(),
-        (Shape::Leaf(_), RealEncoding::Double32) => {
+    match (&f.kind, enc) {
+        (FieldKind::Primitive(Primitive::F64), RealEncoding::Double32) => f.type_alias = "Double32_t".into(),
+        (FieldKind::Primitive(_), RealEncoding::Double32) => {
             return Err(invalid(format!("field '{}': Double32_t needs a double (Float64) field", f.path)))
         }
-        (Shape::Leaf(Primitive::F32 | Primitive::F64), _) => {}
+        (FieldKind::Primitive(Primitive::F32 | Primitive::F64), _) => {}
         _ => {
             return Err(invalid(format!(
                 "field '{}' of type '{}' has no floating-point column to encode",
@@ -90,25 +90,28 @@ impl Builder<'_> {
                 }
             }
         };
-        if f.shape != Shape::Optional {
+        if !matches!(f.kind, FieldKind::Collection { nullable: true }) {
             if let Some(enc) = ov.real {
                 apply_real(&mut f, enc)?;
             }
         }
         if let Some(s) = ov.split {
-            if matches!(f.shape, Shape::Array(_) | Shape::Bitset(_) | Shape::Record | Shape::Variant) {
+            if matches!(
+                f.kind,
+                FieldKind::Array { .. } | FieldKind::Bitset { .. } | FieldKind::Record | FieldKind::Variant
+            ) {
                 return Err(invalid(format!("field '{path}' has no columns with a split encoding")));
             }
             f.split = Some(s);
         }
         if let Some(i) = ov.index32 {
-            if !matches!(f.shape, Shape::String | Shape::Vector | Shape::Optional) {
+            if !matches!(f.kind, FieldKind::String | FieldKind::Collection { .. }) {
                 return Err(invalid(format!("field '{path}' has no index column")));
             }
             f.index32 = Some(i);
         }
         if ov.type_version.is_some() || ov.type_checksum.is_some() {
-            let class = matches!(f.shape, Shape::Record | Shape::Wrapper)
+            let class = matches!(f.kind, FieldKind::Record | FieldKind::Wrapper)
                 && !f.type_name.is_empty()
                 && !f.type_name.starts_with("std::");
             if !class {
@@ -142,7 +145,7 @@ impl Builder<'_> {
             apply_real(&mut child, enc)?;
         }
         let (type_name, alias) = template_names(tmpl, std::slice::from_ref(&child), "");
-        Ok(node(name, path, Shape::Optional, type_name, alias, vec![child]))
+        Ok(node(name, path, FieldKind::Collection { nullable: true }, type_name, alias, vec![child]))
     }
 
     /// Builds a (non-optional) value whose C++ type is given.
@@ -162,7 +165,7 @@ impl Builder<'_> {
             }
             CppType::String => match dt {
                 DataType::Utf8 | DataType::LargeUtf8 => {
-                    Ok(node(name, path, Shape::String, "std::string".into(), String::new(), Vec::new()))
+                    Ok(node(name, path, FieldKind::String, "std::string".into(), String::new(), Vec::new()))
                 }
                 _ => Err(mismatch("std::string")),
             },
@@ -171,7 +174,7 @@ impl Builder<'_> {
                     let cpath = child_path(path, "_0");
                     let child = self.field("_0", &cpath, f.data_type(), false, Some(*item), false, false)?;
                     let (t, a) = template_names(tmpl, std::slice::from_ref(&child), "");
-                    let mut f = node(name, path, Shape::Vector, t, a, vec![child]);
+                    let mut f = node(name, path, FieldKind::Collection { nullable: false }, t, a, vec![child]);
                     f.order = Order::of_template(tmpl);
                     Ok(f)
                 }
@@ -195,7 +198,7 @@ impl Builder<'_> {
                     let cpath = child_path(path, "_0");
                     let child = self.field("_0", &cpath, f.data_type(), false, Some(*item), false, false)?;
                     let (t, a) = template_names("std::array", std::slice::from_ref(&child), &format!(",{size}"));
-                    Ok(node(name, path, Shape::Array(size), t, a, vec![child]))
+                    Ok(node(name, path, FieldKind::Array { size }, t, a, vec![child]))
                 }
                 _ => Err(mismatch(&format!("std::array<…,{size}>"))),
             },
@@ -210,7 +213,7 @@ impl Builder<'_> {
                         ids.push(tid);
                     }
                     let (t, a) = template_names("std::variant", &children, "");
-                    let mut f = node(name, path, Shape::Variant, t, a, children);
+                    let mut f = node(name, path, FieldKind::Variant, t, a, children);
                     f.union_type_ids = ids;
                     Ok(f)
                 }
@@ -225,14 +228,14 @@ impl Builder<'_> {
                         children.push(self.field(&cname, &cpath, f.data_type(), false, Some(item), false, false)?);
                     }
                     let (t, a) = template_names(tmpl, &children, "");
-                    Ok(node(name, path, Shape::Record, t, a, children))
+                    Ok(node(name, path, FieldKind::Record, t, a, children))
                 }
                 _ => Err(mismatch(&format!("{tmpl} of {} members", items.len()))),
             },
             CppType::Class(class) => match dt {
                 DataType::Struct(fields) => {
                     let children = self.members(path, fields.iter().map(|f| f.as_ref()), false)?;
-                    Ok(node(name, path, Shape::Record, class, String::new(), children))
+                    Ok(node(name, path, FieldKind::Record, class, String::new(), children))
                 }
                 // A class name over integers is an enum (see the module documentation).
                 dt => match Primitive::from_arrow(dt).filter(|p| p.is_integer()) {
@@ -240,7 +243,7 @@ impl Builder<'_> {
                         let underlying = CppType::Prim { prim: p.enum_underlying(), double32: false };
                         let child =
                             self.field("_0", &child_path(path, "_0"), dt, false, Some(underlying), false, false)?;
-                        Ok(node(name, path, Shape::Wrapper, class, String::new(), vec![child]))
+                        Ok(node(name, path, FieldKind::Wrapper, class, String::new(), vec![child]))
                     }
                     None => Err(mismatch(&format!("class {class} (a struct) or enum {class} (integers)"))),
                 },
@@ -248,7 +251,7 @@ impl Builder<'_> {
             CppType::Atomic(item) => {
                 let child = self.field("_0", &child_path(path, "_0"), dt, false, Some(*item), false, false)?;
                 let (t, a) = template_names("std::atomic", std::slice::from_ref(&child), "");
-                Ok(node(name, path, Shape::Wrapper, t, a, vec![child]))
+                Ok(node(name, path, FieldKind::Wrapper, t, a, vec![child]))
             }
             CppType::Optional { .. } => {
                 Err(invalid(format!("field '{path}': an optional of an optional cannot be written from Arrow data")))
@@ -267,7 +270,14 @@ impl Builder<'_> {
                          bits)"
                     )));
                 }
-                Ok(node(name, path, Shape::Bitset(size), format!("std::bitset<{size}>"), String::new(), Vec::new()))
+                Ok(node(
+                    name,
+                    path,
+                    FieldKind::Bitset { size },
+                    format!("std::bitset<{size}>"),
+                    String::new(),
+                    Vec::new(),
+                ))
             }
             CppType::Cardinality { .. } => Err(invalid(format!(
                 "field '{path}': ROOT::RNTupleCardinality presents the sizes of a collection; it can only be a \

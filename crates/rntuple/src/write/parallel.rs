@@ -13,6 +13,7 @@ use super::budget::MemoryUse;
 use super::options::{FieldOverride, WriteOptions};
 use super::shared::SharedFileWriter;
 use super::writer::{lock_main, RNTupleWriter};
+use crate::attributes::AttributeRange;
 
 /// One RNTuple filled by several [`FillContext`]s, e.g. one per thread.
 ///
@@ -29,6 +30,8 @@ use super::writer::{lock_main, RNTupleWriter};
 /// commits its last cluster (ROOT's fill context does so in its destructor);
 /// if that fails, the parallel writer fails at `close`. The schema is fixed:
 /// fields cannot be added. `memory_budget` applies to each context.
+/// Attribute sets are created and filled on the parallel writer itself
+/// ([`ParallelWriter::create_attribute_set`]), over the entries committed.
 ///
 /// ```no_run
 /// # use std::collections::HashMap;
@@ -86,6 +89,26 @@ impl ParallelWriter {
     /// Entries in the clusters committed so far.
     pub fn num_entries(&self) -> Result<u64> {
         Ok(lock_main(&self.main)?.num_entries())
+    }
+
+    /// Creates the attribute set `name` of this RNTuple, as
+    /// [`RNTupleWriter::create_attribute_set`] does; it is written at
+    /// [`ParallelWriter::close`].
+    pub fn create_attribute_set(
+        &self,
+        name: &str,
+        schema: &ArrowSchema,
+        overrides: &HashMap<String, FieldOverride>,
+    ) -> Result<()> {
+        lock_main(&self.main)?.create_attribute_set(name, schema, overrides)
+    }
+
+    /// Appends entries to the attribute set `name`, as
+    /// [`RNTupleWriter::commit_attributes`] does. The ranges refer to the
+    /// entries of the clusters committed so far ([`ParallelWriter::num_entries`]),
+    /// numbered in commit order.
+    pub fn commit_attributes(&self, name: &str, batch: &RecordBatch, ranges: &[AttributeRange]) -> Result<()> {
+        lock_main(&self.main)?.commit_attributes(name, batch, ranges)
     }
 
     /// Writes the page lists, the footer and the anchor. Fails while a

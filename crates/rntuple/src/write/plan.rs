@@ -42,56 +42,29 @@ use std::collections::{HashMap, HashSet};
 
 use arrow_schema::Schema as ArrowSchema;
 use rntuple_format::column::{ColumnSpec, ColumnValues};
-use rntuple_format::model::{ColumnDescriptor, FieldDescriptor, SchemaDescription, StructuralRole};
+use rntuple_format::model::{ColumnDescriptor, FieldDescriptor, SchemaDescription};
 use rntuple_format::{Error, Result};
 
 use super::columns::{field_columns, ColumnChoice};
 use super::options::{FieldOverride, Projection, RealEncoding, WriteOptions};
 use crate::schema::cpp::template_spelling;
-use crate::schema::{projection, Primitive, Schema};
+use crate::schema::{projection, FieldKind, Primitive, Schema};
 
 /// Most alternatives of a variant (spec "std::variant").
 pub(crate) const MAX_VARIANT_ALTERNATIVES: usize = 125;
 
-/// What a field stores and how its Arrow array is walked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Shape {
-    /// A fundamental type: one column.
-    Leaf(Primitive),
-    /// Index column + `Char` column.
-    String,
-    /// A collection of its single subfield `_0`: index column.
-    Vector,
-    /// `std::optional<T>`: index column over the same Arrow array's validity.
-    Optional,
-    /// `std::array<T,N>`: repetitive field without columns.
-    Array(u64),
-    /// `std::bitset<N>`: repetitive leaf with one `Bit` column, `N` bits per entry.
-    Bitset(u64),
-    /// Record (untyped, class, pair, tuple): no columns.
-    Record,
-    /// `std::variant`: `Switch` column, one subfield per alternative.
-    Variant,
-    /// `std::atomic<T>` and enums: a leaf without columns whose single
-    /// subfield `_0` holds the value (spec "std::atomic<T>", "User-defined enums").
-    Wrapper,
-}
-
-impl Shape {
-    /// The structural role of a field of this shape (spec "Field Description").
-    pub fn role(self) -> StructuralRole {
-        match self {
-            Shape::Leaf(_) | Shape::String | Shape::Array(_) | Shape::Bitset(_) | Shape::Wrapper => {
-                StructuralRole::Leaf
-            }
-            Shape::Vector | Shape::Optional => StructuralRole::Collection,
-            Shape::Record => StructuralRole::Record,
-            Shape::Variant => StructuralRole::Variant,
-        }
-    }
-}
-
-/// One field of the write schema.
+/// One field of the write schema: what it declares (as the schema layer's
+/// [`crate::schema::FieldNode`] does, classified by the same [`FieldKind`])
+/// and the write-only choices of this writer.
+///
+/// It does not embed a `FieldNode`: a plan field exists before it has an id
+/// or columns (ids are given in pre-order by [`Plan::assign`], columns by
+/// the column rules), its subfields are plan fields with their own choices,
+/// and once assigned, the declaration lives in [`Plan::schema`] (the
+/// header's field and column records), from which [`Plan::tree`] builds the
+/// `FieldNode` tree the reader would build. The declared members below are
+/// therefore the inputs of that record; the reader's view is derived, never
+/// kept twice.
 #[derive(Debug, Clone)]
 pub(crate) struct PlanField {
     pub id: u32,
@@ -100,7 +73,9 @@ pub(crate) struct PlanField {
     pub path: String,
     pub type_name: String,
     pub type_alias: String,
-    pub shape: Shape,
+    /// What the field stores and how its Arrow array is walked; never
+    /// `Cardinality`, `Streamer` or `Unsupported` (see [`FieldKind`]).
+    pub kind: FieldKind,
     pub children: Vec<PlanField>,
     /// Physical column ids (representation 0) in column order.
     pub columns: Vec<usize>,
@@ -279,27 +254,24 @@ impl Plan {
     fn assign(&mut self, f: &mut PlanField, parent: u32, options: &WriteOptions, first: u64) -> Result<()> {
         let id = self.schema.fields.len() as u32;
         f.id = id;
-        let array_size = match f.shape {
-            Shape::Array(n) | Shape::Bitset(n) => Some(n),
-            _ => None,
-        };
+        let role = f.kind.role().ok_or_else(|| unwritable(f))?;
         self.schema.fields.push(FieldDescriptor {
             field_version: 0,
             type_version: f.type_version,
             parent_id: parent,
-            role: f.shape.role(),
+            role,
             flags: 0,
             name: f.name.clone(),
             type_name: f.type_name.clone(),
             type_alias: f.type_alias.clone(),
             description: f.description.clone(),
-            array_size,
+            array_size: f.kind.array_size(),
             source_field_id: None,
             type_checksum: f.type_checksum,
         });
         let columns: Vec<ColumnChoice> = field_columns(f, options)?;
-        let principal_first = match f.shape {
-            Shape::Bitset(n) => first * n,
+        let principal_first = match f.kind {
+            FieldKind::Bitset { size: n } => first * n,
             _ => first,
         };
         for (k, (column_type, bits, range, mem_size)) in columns.into_iter().enumerate() {
@@ -319,15 +291,15 @@ impl Plan {
             });
             // A leaf's in-memory values (whatever its column type), except
             // that `char` goes into its `Char` column as bytes.
-            let empty = match f.shape {
-                Shape::Leaf(p) if p != Primitive::Char => p.values(),
+            let empty = match f.kind {
+                FieldKind::Primitive(p) if p != Primitive::Char => p.values(),
                 _ => ColumnValues::for_column(column_type)?,
             };
             self.columns.push(ColumnPlan { spec, mem_size, empty, first_element });
         }
-        let child_first = match f.shape {
-            Shape::Array(n) => first * n,
-            Shape::Record | Shape::Wrapper => first,
+        let child_first = match f.kind {
+            FieldKind::Array { size: n } => first * n,
+            FieldKind::Record | FieldKind::Wrapper => first,
             _ => 0,
         };
         for c in &mut f.children {
@@ -339,6 +311,12 @@ impl Plan {
 
 pub(crate) fn invalid(message: String) -> Error {
     Error::InvalidArgument { message }
+}
+
+/// The error for a plan field of a kind the writer does not build (see
+/// [`PlanField::kind`]).
+pub(crate) fn unwritable(f: &PlanField) -> Error {
+    invalid(format!("internal: field '{}' of kind {:?} cannot be written from Arrow data", f.path, f.kind))
 }
 
 /// `tmpl<a,b,...>` from the children's type names, and the alias spelled
@@ -359,7 +337,7 @@ pub(crate) struct Builder<'a> {
 pub(crate) fn node(
     name: &str,
     path: &str,
-    shape: Shape,
+    kind: FieldKind,
     type_name: String,
     type_alias: String,
     children: Vec<PlanField>,
@@ -370,7 +348,7 @@ pub(crate) fn node(
         path: path.to_string(),
         type_name,
         type_alias,
-        shape,
+        kind,
         children,
         columns: Vec::new(),
         union_type_ids: Vec::new(),
@@ -385,7 +363,7 @@ pub(crate) fn node(
 }
 
 pub(crate) fn leaf(name: &str, path: &str, p: Primitive) -> PlanField {
-    node(name, path, Shape::Leaf(p), p.name().to_string(), String::new(), Vec::new())
+    node(name, path, FieldKind::Primitive(p), p.name().to_string(), String::new(), Vec::new())
 }
 
 /// A map field: a collection whose item `pair` is a `std::pair<K,V>`
@@ -393,7 +371,7 @@ pub(crate) fn leaf(name: &str, path: &str, p: Primitive) -> PlanField {
 /// [`template_names`]).
 pub(crate) fn map_node(name: &str, path: &str, tmpl: &str, pair: PlanField) -> PlanField {
     let (type_name, alias) = template_names(tmpl, &pair.children, "");
-    let mut f = node(name, path, Shape::Vector, type_name, alias, vec![pair]);
+    let mut f = node(name, path, FieldKind::Collection { nullable: false }, type_name, alias, vec![pair]);
     f.order = Order::of_template(tmpl);
     f
 }
