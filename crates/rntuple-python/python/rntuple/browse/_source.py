@@ -114,11 +114,9 @@ class Source:
         """The top-level fields (projections included) whose values can be shown."""
         for r in self.summary()["rntuples"]:
             if r["name"] == name and r["report"] is not None:
-                out = []
-                for f in r["report"]["fields"]:
-                    out.append(f["name"])
-                    out.extend(p["name"] for p in f["projections"])
-                return out
+                out = [f["name"] for f in r["report"]["fields"]]
+                out.extend(p["name"] for f in r["report"]["fields"] for p in f["projections"])
+                return list(dict.fromkeys(out))
         raise KeyError(f"no readable RNTuple {name!r}")
 
     def _ntuple(self, name: str) -> Any:

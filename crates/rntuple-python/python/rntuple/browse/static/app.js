@@ -94,7 +94,7 @@
     const [key, dir] = state.fieldSort;
     const rows = rep.fields.slice().sort((a, b) => {
       const x = a[key], y = b[key];
-      if (typeof x === "string") return dir * x.localeCompare(y);
+      if (typeof x === "string") return dir * (x < y ? -1 : x > y ? 1 : 0);
       return dir * ((x ?? -1) - (y ?? -1));
     });
     for (const f of rows) {
@@ -258,23 +258,26 @@
   function renderLegend() {
     const ul = $("#bytemap-legend");
     ul.textContent = "";
-    const sums = new Map();
-    const add = (key, color, n) => { const v = sums.get(key) || { color, bytes: 0 }; v.bytes += n; sums.set(key, v); };
-    for (const r of state.regions) add(r.kind, KIND_COLORS[r.kind] || "#ccc", r.size);
+    const sums = new Map(), several = state.summary.rntuples.length > 1;
+    const add = (kind, rntuple, field, color, n) => {
+      const key = JSON.stringify([kind, rntuple, field]);
+      const v = sums.get(key) || { kind, rntuple, field, color, bytes: 0 };
+      v.bytes += n; sums.set(key, v);
+    };
+    for (const r of state.regions) add(r.kind, "", "", KIND_COLORS[r.kind] || "#ccc", r.size);
     for (const t of state.segments) {
-      if (t.kind === "page") add("page:" + t.field, colorOf(t.field), t.payload);
-      else add(t.kind, KIND_COLORS[t.kind], t.size);
+      if (t.kind === "page") add("page", t.rntuple, t.field, colorOf(t.field), t.payload);
+      else add(t.kind, "", "", KIND_COLORS[t.kind], t.size);
     }
     // Bytes no region or structure covers.
     const cover = [...state.regions, ...state.segments].map((x) => [x.offset, x.offset + x.size]).sort((a, b) => a[0] - b[0]);
     let covered = 0, end = 0;
     for (const [a, b] of cover) { if (b > end) { covered += b - Math.max(a, end); end = b; } }
-    add("not in a listed structure", "#ffffff", Math.max(0, (state.summary.file_size || 0) - covered));
-    for (const [key, v] of sums) {
-      const page = key.startsWith("page:");
-      ul.append(el("li", { "data-kind": page ? "page" : key, "data-field": page ? key.slice(5) : "", "data-bytes": v.bytes },
-        el("span", { class: "swatch", style: `background:${v.color};border:1px solid #999` }),
-        `${page ? "pages of " + key.slice(5) : key}: ${fmtBytes(v.bytes)}`));
+    add("not in a listed structure", "", "", "#ffffff", Math.max(0, (state.summary.file_size || 0) - covered));
+    for (const v of sums.values()) {
+      const label = v.kind === "page" ? `pages of ${several ? v.rntuple + "/" : ""}${v.field}` : v.kind;
+      ul.append(el("li", { "data-kind": v.kind, "data-rntuple": v.rntuple, "data-field": v.field, "data-bytes": v.bytes },
+        el("span", { class: "swatch", style: `background:${v.color};border:1px solid #999` }), `${label}: ${fmtBytes(v.bytes)}`));
     }
   }
   function drawByteMap() {
@@ -372,15 +375,18 @@
     const sel = $("#value-field");
     sel.textContent = "";
     if (!rep) return;
+    const seen = new Set();
+    const add = (name, type) => { if (!seen.has(name)) { seen.add(name); sel.append(el("option", { value: name, text: `${name} (${type})` })); } };
     for (const f of rep.fields) {
-      sel.append(el("option", { value: f.name, text: `${f.name} (${f.type})` }));
-      for (const p of f.projections) sel.append(el("option", { value: p.name, text: `${p.name} (${p.type})` }));
+      add(f.name, f.type);
+      for (const p of f.projections) add(p.name, p.type);
     }
   }
   async function loadValues() {
     const field = $("#value-field").value, entry = state.current;
     const tbody = $("#values-table tbody");
     if (!field || !entry || !entry.report) return;
+    const ticket = (state.valueTicket = (state.valueTicket || 0) + 1);
     let data;
     try {
       if (STATIC) {
@@ -391,7 +397,11 @@
       } else {
         data = await api("values", { rntuple: entry.name, field, start: state.valueStart, count: state.valueCount });
       }
-    } catch (e) { tbody.textContent = ""; tbody.append(el("tr", {}, el("td", { colSpan: 2, class: "error", text: e.message }))); return; }
+    } catch (e) {
+      if (ticket !== state.valueTicket) return;
+      tbody.textContent = ""; tbody.append(el("tr", {}, el("td", { colSpan: 2, class: "error", text: e.message }))); return;
+    }
+    if (ticket !== state.valueTicket) return;  // a later request superseded this one
     tbody.textContent = "";
     data.values.forEach((v, i) => {
       const text = JSON.stringify(v);
