@@ -87,10 +87,10 @@ def load(driver, url: str) -> None:
         time.sleep(0.05)
 
 
-def wait_for(driver, script: str, timeout: float = 30):
+def wait_for(driver, script: str, *args, timeout: float = 30):
     deadline = time.monotonic() + timeout
     while True:
-        value = driver.execute_script(script)
+        value = driver.execute_script(script, *args)
         if value:
             return value
         assert time.monotonic() < deadline, f"timed out waiting for: {script}"
@@ -115,13 +115,14 @@ def page_figures(driver) -> dict:
             (r) => [r.dataset.field, +r.dataset.bytes, r.getBBox().width * r.getBBox().height]);
         const legend = [...document.querySelectorAll('#bytemap-legend li')].map(
             (l) => [l.dataset.kind, l.dataset.rntuple, l.dataset.field, +l.dataset.bytes]);
-        return {rows, rects, legend};
+        return {rows, rects, legend, walk_stopped: window.rntupleBrowse.summary.walk_stopped};
         """
     )
 
 
-def check_against_inspect(figures: dict, judge: dict, index: int = 0) -> None:
-    """The page (showing RNTuple ``index``) against the inspect report ``judge``."""
+def check_against_inspect(figures: dict, judge: dict, index: int = 0, local: bool = True) -> None:
+    """The page (showing RNTuple ``index``) against the inspect report ``judge``.
+    ``local``: the keys were walked, so every byte of the file is in a structure."""
     report = judge["rntuples"][index]
     fields = {f["name"]: f for f in report["fields"]}
     # Field table: every top-level field once, with inspect's sizes.
@@ -147,6 +148,9 @@ def check_against_inspect(figures: dict, judge: dict, index: int = 0) -> None:
     outer = ("anchor", "key", "file header", "top directory", "streamer info", "keys list", "free segments")
     listed = sum(b for (k, _, _), b in legend.items() if k in outer)
     assert listed + legend[("not in a listed structure", "", "")] <= judge["file_size"]
+    if local and figures["walk_stopped"] is None:
+        assert legend[("not in a listed structure", "", "")] == 0
+        assert legend[("blob key header", "", "")] > 0
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -234,8 +238,9 @@ def test_values_and_histogram(driver, artifacts):
         server.stop()
 
 
-def test_several_rntuples(driver):
-    path = os.path.join(DATA, MULTI)
+@pytest.mark.parametrize("name", [MULTI, "uproot-physlite-rntuple_v1-0-0-0.root"])
+def test_several_rntuples(driver, name):
+    path = os.path.join(DATA, name)
     judge = inspect_json(path)
     assert len(judge["rntuples"]) > 1
     server = browse.serve(path)
@@ -243,8 +248,54 @@ def test_several_rntuples(driver):
         load(driver, server.url)
         tabs = driver.find_elements("css selector", "#rntuple-tabs button")
         assert [t.text for t in tabs] == [r["name"] for r in judge["rntuples"]]
-        tabs[1].click()
-        check_against_inspect(page_figures(driver), judge, 1)
+        assert driver.find_elements("css selector", "#errors .error") == []
+        stopped = driver.execute_script("return window.rntupleBrowse.summary.walk_stopped")
+        assert (stopped is not None) == name.startswith("uproot-physlite")  # not walkable to its end
+        assert (driver.find_element("id", "notes").text != "") == (stopped is not None)
+        for i in range(len(tabs)):
+            driver.find_elements("css selector", "#rntuple-tabs button")[i].click()  # tabs are redrawn
+            check_against_inspect(page_figures(driver), judge, i)
+    finally:
+        server.stop()
+
+
+def test_a_large_file_gets_page_records_cluster_by_cluster(driver, monkeypatch):
+    """Above the eager limit the summary has no page records; the page asks
+    for those of the clusters in view when they are few enough."""
+    from rntuple.browse import _source
+
+    monkeypatch.setattr(_source, "EAGER_PAGES", 0)
+    monkeypatch.setattr(_source, "CLUSTERS_IN_VIEW", 4)
+    path = os.path.join(DATA, FILES[1])
+    judge = inspect_json(path)
+    report = judge["rntuples"][0]
+    assert report["num_clusters"] > 4
+    server = browse.serve(path)
+    try:
+        load(driver, server.url)
+        summary = driver.execute_script("return window.rntupleBrowse.summary")
+        assert summary["rntuples"][0]["pages"] is None
+        assert not [r for r in server.requests if r.startswith("/api/pages")]
+        assert "page" not in {k for k, _, _, _ in page_figures(driver)["legend"]}
+        # Clicking a cluster zooms to its bytes and fetches its pages only.
+        rows = driver.find_elements("css selector", "#clusters-table tbody tr")
+        name = report["name"]
+        driver.execute_script("arguments[0].click()", rows[2])
+        wait_for(driver, "return Object.keys(window.rntupleBrowse.pages[arguments[0]] || {}).length", name)
+        asked = [r for r in server.requests if r.startswith("/api/pages")]
+        assert asked == [f"/api/pages?rntuple={name}&cluster={rows[2].get_attribute('data-cluster')}"]
+        # Every cluster in turn: then the byte map holds what inspect counts.
+        for row in rows:
+            driver.execute_script("arguments[0].click()", row)
+            wait_for(
+                driver,
+                "return arguments[1] in window.rntupleBrowse.pages[arguments[0]]",
+                name,
+                row.get_attribute("data-cluster"),
+            )
+        driver.find_element("id", "zoom-reset").click()
+        check_against_inspect(page_figures(driver), judge)
+        assert len([r for r in server.requests if r.startswith("/api/pages")]) == report["num_clusters"]
     finally:
         server.stop()
 
@@ -356,9 +407,14 @@ def test_a_corrupt_file_shows_what_was_read_and_where_it_stopped(driver, artifac
 
 
 def test_the_command_serves_until_interrupted():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
     path = os.path.join(DATA, FILES[0])
     p = subprocess.Popen(
-        [sys.executable, "-m", "rntuple", "browse", path, "--no-browser"],
+        [sys.executable, "-m", "rntuple", "browse", path, "--no-browser", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -367,7 +423,7 @@ def test_the_command_serves_until_interrupted():
         line = p.stdout.readline()
         assert "serving" in line, line + p.stderr.read() if p.poll() is not None else line
         url = line.split(" at ")[1].split()[0]
-        assert url.startswith("http://127.0.0.1:")
+        assert url == f"http://127.0.0.1:{port}/"
         with urllib.request.urlopen(url + "api/summary") as r:
             summary = json.load(r)
         assert summary["rntuples"][0]["report"] == inspect_json(path)["rntuples"][0]
@@ -411,7 +467,7 @@ def test_a_remote_file_over_http(driver):
             try:
                 load(driver, server.url)
                 judge = inspect_json(path)
-                check_against_inspect(page_figures(driver), judge)
+                check_against_inspect(page_figures(driver), judge, local=False)
             finally:
                 server.stop()
         finally:

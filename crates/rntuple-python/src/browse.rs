@@ -21,18 +21,23 @@ fn open(path: &str, verify_checksums: bool) -> rntuple::format::Result<RootFile>
 
 /// `layout_regions(path, verify_checksums=True) -> dict`: `file_size`,
 /// `regions` (kind, offset, size, name, class, key_len; file order) and
-/// `error` (the text of the error that stopped the listing, or `None`).
+/// `error` (the text of the error that stopped the listing, or `None`),
+/// `walk_stopped` (why the key walk ended before `fEND`, or `None`).
+/// The keys of a local file are also walked one by one (`RBlob` key headers,
+/// free gaps); a remote file's are not (one request per key).
 #[pyfunction]
 #[pyo3(signature = (path, verify_checksums = true))]
 fn layout_regions(py: Python<'_>, path: String, verify_checksums: bool) -> PyResult<Py<PyAny>> {
     let value = py
         .detach(|| {
             let root = open(&path, verify_checksums)?;
-            let (regions, error) = layout::file_regions(&root);
+            let local = root.storage().transport_stats().is_none();
+            let found = layout::file_regions(&root, local);
             Ok(serde_json::json!({
                 "file_size": root.size(),
-                "regions": layout::regions_json(&regions),
-                "error": error,
+                "regions": layout::regions_json(&found.regions),
+                "error": found.error,
+                "walk_stopped": found.walk_stopped,
             }))
         })
         .map_err(to_py)?;

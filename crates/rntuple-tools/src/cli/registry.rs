@@ -1,8 +1,8 @@
 //! The subcommands of `rntuple` and their arguments: the one definition,
 //! shared by the Rust binary and the Python package's console script.
 //!
-//! `convert` and `draw` are implemented in Python (they use uproot, pyarrow
-//! and matplotlib) but defined here like the others: the Python entry point
+//! `convert`, `draw` and `browse` are implemented in Python (they use uproot,
+//! pyarrow, matplotlib and `http.server`) but defined here like the others: the Python entry point
 //! asks [`super::dispatch`] to parse the command line and receives their
 //! parsed arguments ([`super::PythonCommand`]). Their values whose meaning
 //! belongs to the Python package (compression names, memory sizes) are

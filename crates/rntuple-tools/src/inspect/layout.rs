@@ -4,7 +4,9 @@
 //! the `TFile` key with the top directory, streamer info, key list, free
 //! segment list, every directory key, an RNTuple anchor among them), as far
 //! as they can be read: a corrupt file gives the regions found before the
-//! error, and the error. [`pages`] lists the page locators of one cluster (or
+//! error, and the error. With `walk`, the keys are also walked one by one from
+//! `fBEGIN` to `fEND`, which finds what no directory lists: the headers of the
+//! `RBlob` keys around envelopes and pages, and free gaps. [`pages`] lists the page locators of one cluster (or
 //! all clusters) of a loaded RNTuple with their column, so the caller can
 //! colour the bytes by field; the envelopes are in the inspection report
 //! ([`super::RNTupleReport`]). Nothing here reads a page.
@@ -18,7 +20,8 @@ use crate::load::Loaded;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Region {
     /// `"file header"`, `"top directory"`, `"streamer info"`, `"keys list"`,
-    /// `"free segments"` or `"key"` (a directory key: header plus payload).
+    /// `"free segments"`, `"key"` (a directory key: header plus payload),
+    /// `"blob key header"` (the header only) or `"free gap"`.
     pub kind: &'static str,
     pub offset: u64,
     /// Bytes on disk.
@@ -30,9 +33,26 @@ pub struct Region {
     pub key_len: u64,
 }
 
-/// The container's regions, in file order, and the error that stopped the
-/// listing early (its text), if any.
-pub fn file_regions(root: &RootFile) -> (Vec<Region>, Option<String>) {
+/// Most keys [`file_regions`] walks (a file with more shows the rest as not
+/// listed).
+pub const MAX_WALKED_KEYS: usize = 1 << 20;
+
+/// What [`file_regions`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Regions {
+    /// In file order.
+    pub regions: Vec<Region>,
+    /// The error that stopped the listing early (its text), if any.
+    pub error: Option<String>,
+    /// Why the key walk stopped before `fEND`, if it did: not an error of the
+    /// file (writers may leave space no key header describes), but the bytes
+    /// after it are not walked.
+    pub walk_stopped: Option<String>,
+}
+
+/// The container's regions. `walk`: also walk every key (one small read per
+/// key: meant for local files).
+pub fn file_regions(root: &RootFile, walk: bool) -> Regions {
     let h = root.header();
     let mut out = Vec::new();
     let mut push = |kind, offset: u64, size: u64, name: &str, class: &str, key_len: u64| {
@@ -60,8 +80,60 @@ pub fn file_regions(root: &RootFile) -> (Vec<Region>, Option<String>) {
         }
         Err(e) => error = error.or(Some(e.to_string())),
     }
+    let mut walk_stopped = None;
+    if walk && error.is_none() {
+        if let Err(e) = walk_keys(root, &mut out) {
+            walk_stopped = Some(e.to_string());
+        }
+    }
     out.sort_by_key(|r| (r.offset, r.size));
-    (out, error)
+    Regions { regions: out, error, walk_stopped }
+}
+
+/// Walks the keys from `fBEGIN` to `fEND` (ROOT writes them back to back; a
+/// free gap starts with its length negated, `TFile::WriteFree`/`TKey` with a
+/// negative `fNbytes`): adds the header of each `RBlob` key and each gap.
+fn walk_keys(root: &RootFile, out: &mut Vec<Region>) -> rntuple::format::Result<()> {
+    let (mut pos, end) = (root.header().begin, root.header().end.min(root.size()));
+    for _ in 0..MAX_WALKED_KEYS {
+        if pos.saturating_add(4) > end {
+            break;
+        }
+        let mut nbytes = [0u8; 4];
+        root.storage().read_exact_at(pos, &mut nbytes)?;
+        let n = i32::from_be_bytes(nbytes);
+        if n < 0 {
+            let size = u64::from(n.unsigned_abs());
+            out.push(Region {
+                kind: "free gap",
+                offset: pos,
+                size,
+                name: String::new(),
+                class_name: String::new(),
+                key_len: 0,
+            });
+            pos += size;
+            continue;
+        }
+        let k = root.key_at(pos)?;
+        if k.nbytes == 0 {
+            let at = rntuple::format::Location::new("key walk", Some(pos));
+            return Err(rntuple::format::Error::out_of_spec("a key of 0 bytes", at));
+        }
+        if k.class_name == "RBlob" {
+            let key_len = u64::from(k.key_len);
+            out.push(Region {
+                kind: "blob key header",
+                offset: pos,
+                size: key_len,
+                name: k.name,
+                class_name: k.class_name,
+                key_len,
+            });
+        }
+        pos += u64::from(k.nbytes);
+    }
+    Ok(())
 }
 
 /// One page locator (spec "Page Locations": the page list's page records).
@@ -156,8 +228,8 @@ mod tests {
             let path = data(name);
             let root = open_root(&path, true).unwrap();
             let keys = walk(&root);
-            let (regions, error) = file_regions(&root);
-            assert_eq!(error, None, "{name}");
+            let Regions { regions, error, walk_stopped } = file_regions(&root, false);
+            assert_eq!((error, walk_stopped), (None, None), "{name}");
             assert_eq!((regions[0].kind, regions[0].offset, regions[0].size), ("file header", 0, 100));
             // Every region but the file header is one whole key of the walk.
             for r in &regions[1..] {
@@ -189,6 +261,28 @@ mod tests {
             }
             assert_eq!(split, all, "{name}");
             assert!(pages(&loaded, Some(usize::MAX)).is_empty());
+
+            // Walking the keys adds every RBlob key's header: then regions,
+            // envelopes and pages (checksums included) cover the file.
+            let Regions { regions: walked, error, walk_stopped } = file_regions(&root, true);
+            assert_eq!((error, walk_stopped), (None, None), "{name}");
+            let headers: Vec<_> = walked.iter().filter(|r| r.kind == "blob key header").collect();
+            assert_eq!(headers.len(), blobs.len(), "{name}");
+            let a = &loaded.anchor;
+            let mut spans: Vec<(u64, u64)> = walked.iter().map(|r| (r.offset, r.offset + r.size)).collect();
+            spans.push((a.seek_header, a.seek_header + a.nbytes_header));
+            spans.push((a.seek_footer, a.seek_footer + a.nbytes_footer));
+            for g in &loaded.footer.cluster_groups {
+                spans.push((g.page_list.locator.offset, g.page_list.locator.offset + g.page_list.locator.size));
+            }
+            spans.extend(all.iter().map(|p| (p.offset, p.offset + p.size + if p.checksum { 8 } else { 0 })));
+            spans.sort_unstable();
+            let mut end = 0;
+            for (from, to) in spans {
+                assert!(from <= end, "{name}: bytes {end}..{from} are in no region");
+                end = end.max(to);
+            }
+            assert_eq!(end, root.size(), "{name}");
             assert_eq!(pages_json(&all[..1])[0][2], all[0].offset);
         }
     }
@@ -196,7 +290,7 @@ mod tests {
     #[test]
     fn a_file_cut_in_its_key_list_gives_the_regions_before_the_error() {
         let root = open_root(&data("bad/truncated_in_key_list.root"), true).unwrap();
-        let (regions, error) = file_regions(&root);
+        let Regions { regions, error, .. } = file_regions(&root, true);
         assert_eq!(regions[0].kind, "file header");
         assert!(regions.iter().any(|r| r.kind == "top directory"));
         assert!(!regions.iter().any(|r| r.kind == "key"));

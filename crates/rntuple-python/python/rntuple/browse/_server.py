@@ -70,6 +70,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_PUT = do_DELETE = do_PATCH = do_POST  # noqa: N815
 
     def do_GET(self) -> None:  # noqa: N802
+        self.server.requests.append(self.path)
         try:
             self._check_host()
             status, body, ctype = self._route()
@@ -170,14 +171,16 @@ class BrowseServer(ThreadingHTTPServer):
         super().__init__((host.strip("[]"), port), _Handler)
         self.source = source
         self.verbose = verbose
+        #: The paths asked for, in order (GET only).
+        self.requests: list[str] = []
         self.loopback = host.strip("[]") in ("127.0.0.1", "localhost", "::1")
         self.page = asset("index.html").replace("<!--DATA-->", "")
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        shown = f"[{host}]" if ":" in str(host) else host
+        host, port = str(self.server_address[0]), int(self.server_address[1])
+        shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}/"
 
     def start(self) -> str:

@@ -21,6 +21,9 @@ __all__ = ["Source"]
 #: Page records sent with the summary when an RNTuple has at most this many
 #: pages; above, the page asks for them cluster by cluster.
 EAGER_PAGES = 20_000
+#: The page asks for the page records of the clusters in the byte map's view
+#: when they are at most this many.
+CLUSTERS_IN_VIEW = 16
 #: Most entries one values request returns.
 MAX_VALUES = 1000
 #: Most histogram bins.
@@ -55,7 +58,15 @@ class Source:
             return self._summary
 
     def _load_summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"file": self.path, "file_size": None, "regions": [], "error": None, "rntuples": []}
+        out: dict[str, Any] = {
+            "file": self.path,
+            "file_size": None,
+            "regions": [],
+            "error": None,
+            "walk_stopped": None,
+            "rntuples": [],
+            "clusters_in_view": CLUSTERS_IN_VIEW,
+        }
         try:
             layout = _lib.layout_regions(self.path, self.verify_checksums)
         except Exception as err:  # noqa: BLE001 - shown on the page
@@ -64,7 +75,12 @@ class Source:
         out["file_size"] = layout["file_size"]
         out["regions"] = layout["regions"]
         out["error"] = layout["error"]
+        out["walk_stopped"] = layout.get("walk_stopped")
         names = [r["name"] for r in layout["regions"] if r["class"] == "ROOT::RNTuple"]
+        try:  # key-list order, as inspect lists them (the regions are in file order)
+            names = _lib.File(self.path, self.verify_checksums).rntuple_names()
+        except Exception:  # noqa: BLE001, S110 - the regions' order then
+            pass
         if self.first is not None and self.first not in names:
             names.insert(0, self.first)
         elif self.first is not None:

@@ -47,13 +47,13 @@
   // A stable colour per field name (golden-angle hues).
   const palette = {};
   function colorOf(name) {
-    if (!(name in palette)) palette[name] = `hsl(${(Object.keys(palette).length * 137.508) % 360}, 62%, 58%)`;
+    if (!(name in palette)) palette[name] = `hsl(${(200 + Object.keys(palette).length * 137.508) % 360}, 62%, 58%)`;
     return palette[name];
   }
   const KIND_COLORS = {
     "file header": "#4b5563", "top directory": "#6b7280", "streamer info": "#9ca3af", "keys list": "#a8a29e",
     "free segments": "#d6d3d1", "key": "#cbd5e1", "anchor": "#111827", "header": "#dc2626", "footer": "#ea580c",
-    "page list": "#ca8a04",
+    "page list": "#ca8a04", "blob key header": "#94a3b8", "free gap": "#fde68a",
   };
 
   // ---- overview -----------------------------------------------------------
@@ -300,6 +300,14 @@
     };
     for (const r of state.regions) paint(r.offset, r.size, KIND_COLORS[r.kind] || "#ccc");
     for (const t of state.segments) paint(t.offset, t.size, t.kind === "page" ? colorOf(t.field) : KIND_COLORS[t.kind]);
+    // Where each structure starts, when it spans a few pixels: a thin dark mark.
+    for (const t of [...state.regions, ...state.segments]) {
+      if (t.size / perPx < 4 || t.offset < lo || t.offset >= hi) continue;
+      const p = (t.offset - lo) / perPx, row = Math.floor(p / W);
+      if (row >= ROWS) continue;
+      ctx.fillStyle = "rgba(0, 0, 0, 0.35)";
+      ctx.fillRect(p - row * W, row * rowH, 1, rowH - 1);
+    }
     $("#bytemap-range").textContent = `bytes ${fmtInt(lo)} – ${fmtInt(hi)} (${fmtBytes(hi - lo)}, ${fmtBytes(span / ROWS)} per row)`;
   }
   function findAt(offset) {
@@ -344,7 +352,7 @@
         if (e[1] > lo && e[0] < hi && !(id in have)) wanted.push([entry.name, id]);
       });
     }
-    if (!wanted.length || wanted.length > 16) return;
+    if (!wanted.length || wanted.length > (state.summary.clusters_in_view || 16)) return;
     for (const [name, id] of wanted) {
       try { loadedPages(name)[id] = await api("pages", { rntuple: name, cluster: id }); }
       catch (e) { showError(`pages of cluster ${id}: ${e.message}`); return; }
@@ -360,7 +368,7 @@
       tip.style.left = ev.clientX + 14 + "px"; tip.style.top = ev.clientY + 14 + "px";
       tip.textContent = s
         ? `${s.label}\noffset ${fmtInt(s.offset)}, ${fmtInt(s.size)} B (${fmtBytes(s.size)})${s.extra ? "\n" + s.extra : ""}\nbyte ${fmtInt(off)}`
-        : `byte ${fmtInt(off)}: not in a listed structure (key header, gap or free space)`;
+        : `byte ${fmtInt(off)}: not in a listed structure`;
       state.hovered = s;
     });
     canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
@@ -459,10 +467,13 @@
     $("#file-name").textContent = summary.file;
     $("#file-facts").textContent = summary.file_size === null ? "" : `${fmtInt(summary.file_size)} bytes (${fmtBytes(summary.file_size)})`;
     if (summary.error) showError(`stopped reading ${summary.file}: ${summary.error}`);
+    if (summary.walk_stopped)
+      $("#notes").textContent = `The key walk stopped early (the bytes after it show as not listed): ${summary.walk_stopped}`;
     for (const entry of summary.rntuples) if (entry.pages) loadedPages(entry.name).all = entry.pages;
     buildSegments(); renderLegend();
     state.view = [0, summary.file_size || 1];
     drawByteMap();
+    loadPagesInView();
     if (summary.rntuples.length) select(summary.rntuples[0].name);
     else $("#facts").append(el("dd", { text: "no RNTuple could be read" }));
     $("#status").textContent = STATIC ? "static page (values: first entries only; no histograms)" : "ready";
