@@ -18,7 +18,7 @@
     const u = ["B", "KiB", "MiB", "GiB", "TiB"];
     let i = 0, v = n;
     while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-    return (i === 0 ? String(v) : v.toFixed(v < 10 ? 2 : 1)) + " " + u[i];
+    return (i === 0 ? String(Math.round(v)) : v.toFixed(v < 10 ? 2 : 1)) + " " + u[i];
   }
   const fmtInt = (n) => (n === null || n === undefined ? "" : Number(n).toLocaleString("en-US"));
   const fmtRatio = (r) => (r === null || r === undefined ? "–" : Number(r).toFixed(2));
