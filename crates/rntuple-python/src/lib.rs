@@ -4,6 +4,7 @@
 //! batches cross the other way and are written with the GIL released.
 
 mod attrs;
+mod browse;
 mod nulls;
 mod readat;
 mod schema;
@@ -376,6 +377,7 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_io_report, m)?)?;
     m.add_function(wrap_pyfunction!(_register_test_scheme, m)?)?;
     tools::register(m)?;
+    browse::register(m)?;
     attrs::register(m)?;
     schema::register(m)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;

@@ -81,7 +81,7 @@ impl Progress for PyProgress {
 }
 
 /// Converts a JSON value of the tools into Python objects.
-fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
+pub(crate) fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
     let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }

@@ -4,7 +4,7 @@ Every subcommand and its arguments are defined once, in the command registry
 of the Rust core (``rntuple_tools::cli``, clap), which also prints the help
 and the usage errors. ``_lib.cli_main`` parses the command line there and runs
 the Rust subcommands (``ls``, ``show``, ``dump``, ``inspect``, ``verify``,
-``merge``); for ``convert`` and ``draw`` it returns their parsed arguments and
+``merge``); for ``convert``, ``draw`` and ``browse`` it returns their parsed arguments and
 they run here, in Python (they use uproot, pyarrow and matplotlib). The
 argument values whose meaning belongs to this package (compression names,
 memory sizes) are checked here and reported as usage errors in the
@@ -121,8 +121,14 @@ def _draw(args: dict[str, Any]) -> None:
         print(f"wrote {args['output']}: {hist.summary()}")
 
 
+def _browse(args: dict[str, Any]) -> None:
+    from . import browse
+
+    browse.main(args)
+
+
 # The subcommands of the registry implemented here.
-_COMMANDS: dict[str, Callable[[dict[str, Any]], None]] = {"convert": _convert, "draw": _draw}
+_COMMANDS: dict[str, Callable[[dict[str, Any]], None]] = {"convert": _convert, "draw": _draw, "browse": _browse}
 
 
 def _run(command: str, args: dict[str, Any], usage: str) -> int:

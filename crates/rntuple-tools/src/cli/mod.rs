@@ -27,7 +27,7 @@ mod registry;
 mod tools;
 mod usage;
 
-use registry::{Cli, Command, ConvertArgs, DrawArgs};
+use registry::{BrowseArgs, Cli, Command, ConvertArgs, DrawArgs};
 
 /// What [`dispatch`] did with a command line.
 #[derive(Debug)]
@@ -42,7 +42,7 @@ pub enum Dispatch {
 /// A parsed command line of a Python-implemented subcommand.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PythonCommand {
-    /// `"convert"` or `"draw"`.
+    /// `"convert"`, `"draw"` or `"browse"`.
     pub name: String,
     /// The arguments by their long names with `_` for `-` (`"cluster_size"`),
     /// defaults filled in; `draw` also gets `verify_checksums` from the global
@@ -83,6 +83,7 @@ where
     match cli.command {
         Command::Convert(a) => Dispatch::Python(convert_command(a, &mut root)),
         Command::Draw(a) => draw_command(a, !cli.no_verify, &mut root),
+        Command::Browse(a) => Dispatch::Python(browse_command(a, !cli.no_verify, &mut root)),
         command => Dispatch::Done(run_rust(command, !cli.no_verify)),
     }
 }
@@ -108,7 +109,7 @@ where
 }
 
 /// The subcommands the Python package implements.
-pub const PYTHON_SUBCOMMANDS: [&str; 2] = ["convert", "draw"];
+pub const PYTHON_SUBCOMMANDS: [&str; 3] = ["convert", "draw", "browse"];
 
 /// The subcommand the command line names (its first word that is not an
 /// option), if the registry has it.
@@ -149,6 +150,22 @@ fn convert_command(a: ConvertArgs, root: &mut clap::Command) -> PythonCommand {
             "quiet": a.quiet,
         }),
         usage: usage::usage_of(root, Some("convert")),
+    }
+}
+
+fn browse_command(a: BrowseArgs, verify: bool, root: &mut clap::Command) -> PythonCommand {
+    PythonCommand {
+        name: "browse".into(),
+        args: json!({
+            "target": a.target,
+            "port": a.port,
+            "host": a.host,
+            "no_browser": a.no_browser,
+            "html": a.html,
+            "output": a.output,
+            "verify_checksums": verify,
+        }),
+        usage: usage::usage_of(root, Some("browse")),
     }
 }
 

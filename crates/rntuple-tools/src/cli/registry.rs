@@ -1,8 +1,8 @@
 //! The subcommands of `rntuple` and their arguments: the one definition,
 //! shared by the Rust binary and the Python package's console script.
 //!
-//! `convert` and `draw` are implemented in Python (they use uproot, pyarrow
-//! and matplotlib) but defined here like the others: the Python entry point
+//! `convert`, `draw` and `browse` are implemented in Python (they use uproot,
+//! pyarrow, matplotlib and `http.server`) but defined here like the others: the Python entry point
 //! asks [`super::dispatch`] to parse the command line and receives their
 //! parsed arguments ([`super::PythonCommand`]). Their values whose meaning
 //! belongs to the Python package (compression names, memory sizes) are
@@ -107,6 +107,41 @@ pub(crate) enum Command {
                       rntuple draw 'data/*.root:Events' MET_pt -o met.png --chain more.root   (one chain)"
     )]
     Draw(DrawArgs),
+    /// Look inside a file in the web browser: fields, columns, clusters, a byte map, values.
+    #[command(
+        long_about = "Serve a web page showing the fields (sizes, treemap), columns (encodings, compression), \
+                      clusters, a byte map of the whole file and the values of a field of the RNTuples in \
+                      FILE (a path or URL), on 127.0.0.1 (a free port unless --port), and open it in the web \
+                      browser; Ctrl-C stops the server. With --html, write one self-contained page instead. \
+                      (Implemented by the Python package.)",
+        after_help = "examples:\n  \
+                      rntuple browse nano.root\n  \
+                      rntuple browse https://example.org/data/nano.root:Events --port 8765 --no-browser\n  \
+                      rntuple browse nano.root --html -o nano.html"
+    )]
+    Browse(BrowseArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct BrowseArgs {
+    /// The file (path or URL), optionally with ':NAME' of the RNTuple shown first.
+    #[arg(value_name = "FILE[:NAME]")]
+    pub target: String,
+    /// Port to listen on (default: a free one).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Address to listen on; anything but loopback exposes the file to the network.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Do not open the page in a web browser.
+    #[arg(long)]
+    pub no_browser: bool,
+    /// Write one self-contained static HTML page (to --output) instead of serving.
+    #[arg(long, requires = "output")]
+    pub html: bool,
+    /// The HTML file written with --html.
+    #[arg(long, short, value_name = "HTML")]
+    pub output: Option<String>,
 }
 
 #[derive(Args, Debug)]

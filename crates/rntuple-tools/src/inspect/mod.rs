@@ -12,6 +12,7 @@
 //! documented in `docs/tools.md`, [`table`] the human one.
 
 pub mod json;
+pub mod layout;
 pub mod table;
 
 use std::collections::{BTreeSet, HashSet};
