@@ -66,6 +66,7 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
         Command::Merge(args) => tools::merge_files(args, verify, out)?,
         Command::Convert(_) => return Err(python_only("convert")),
         Command::Draw(_) => return Err(python_only("draw")),
+        Command::Study(_) => return Err(python_only("study")),
     }
     Ok(())
 }

@@ -27,7 +27,7 @@ mod registry;
 mod tools;
 mod usage;
 
-use registry::{Cli, Command, ConvertArgs, DrawArgs};
+use registry::{Cli, Command, ConvertArgs, DrawArgs, StudyArgs};
 
 /// What [`dispatch`] did with a command line.
 #[derive(Debug)]
@@ -83,6 +83,7 @@ where
     match cli.command {
         Command::Convert(a) => Dispatch::Python(convert_command(a, &mut root)),
         Command::Draw(a) => draw_command(a, !cli.no_verify, &mut root),
+        Command::Study(a) => Dispatch::Python(study_command(a, &mut root)),
         command => Dispatch::Done(run_rust(command, !cli.no_verify)),
     }
 }
@@ -108,7 +109,7 @@ where
 }
 
 /// The subcommands the Python package implements.
-pub const PYTHON_SUBCOMMANDS: [&str; 2] = ["convert", "draw"];
+pub const PYTHON_SUBCOMMANDS: [&str; 3] = ["convert", "draw", "study"];
 
 /// The subcommand the command line names (its first word that is not an
 /// option), if the registry has it.
@@ -149,6 +150,27 @@ fn convert_command(a: ConvertArgs, root: &mut clap::Command) -> PythonCommand {
             "quiet": a.quiet,
         }),
         usage: usage::usage_of(root, Some("convert")),
+    }
+}
+
+fn study_command(a: StudyArgs, root: &mut clap::Command) -> PythonCommand {
+    PythonCommand {
+        name: "study".into(),
+        args: json!({
+            "study": a.study,
+            "target": a.target,
+            "output": a.output,
+            "quick": a.quick,
+            "events": a.events,
+            "entries": a.entries,
+            "threads": a.threads,
+            "runs": a.runs,
+            "seed": a.seed,
+            "optimize": a.optimize,
+            "progress": a.progress.value(),
+            "quiet": a.quiet,
+        }),
+        usage: usage::usage_of(root, Some("study")),
     }
 }
 
@@ -392,5 +414,13 @@ mod tests {
             Dispatch::Done(2)
         ));
         assert!(matches!(dispatch(["rntuple", "convert", "only.root"]), Dispatch::Done(2)));
+        let argv = ["rntuple", "study", "knobs", "f.root:E", "-o", "out", "--optimize", "sparse", "--quick"];
+        let Dispatch::Python(p) = dispatch(argv) else { panic!("study is Python's") };
+        assert_eq!((&p.args["study"], &p.args["target"]), (&json!("knobs"), &json!("f.root:E")));
+        assert_eq!(
+            (&p.args["optimize"], &p.args["quick"], &p.args["seed"]),
+            (&json!("sparse"), &json!(true), &json!(1))
+        );
+        assert!(matches!(dispatch(["rntuple", "study", "shape", "-o", "d"]), Dispatch::Done(2)));
     }
 }
