@@ -14,6 +14,7 @@ return the results as a dict. The same as ``rntuple study layout|knobs`` on the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import _knobs, _layout, _report
@@ -25,6 +26,16 @@ __all__ = ["knobs", "layout", "pareto_front", "recommend", "sample"]
 def _positive(name: str, value: int | None) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise ValueError(f"{name} must be a positive integer, not {value!r}")
+
+
+def _reported(output: str, bar: Any, run: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """``run(*args, progress=bar, **kwargs)``, the bar closed after, and its report written to ``output``."""
+    try:
+        result = run(*args, progress=bar, **kwargs)
+    finally:
+        bar.close()
+    result["report"] = _report.write(result, output)
+    return result
 
 
 def layout(
@@ -52,23 +63,9 @@ def layout(
     from .._term import Progress
 
     todo = [c for c in _layout.cells(threads, quick, axes) if "skip" not in c]
-    bar = Progress(len(todo), "study layout", progress, "cells")
-    try:
-        result = _layout.run(
-            output,
-            events=events,
-            threads=threads,
-            runs=runs,
-            seed=seed,
-            quick=quick,
-            keep_files=keep_files,
-            progress=bar,
-            axes=axes,
-        )
-    finally:
-        bar.close()
-    result["report"] = _report.write(result, output)
-    return result
+    return _reported(output, Progress(len(todo), "study layout", progress, "cells"), _layout.run, output,
+                     events=events, threads=threads, runs=runs, seed=seed, quick=quick, keep_files=keep_files,
+                     axes=axes)  # fmt: skip
 
 
 def knobs(
@@ -98,24 +95,9 @@ def knobs(
     todo = sweep if sweep is not None else _knobs.settings(quick)
     from .._term import Progress
 
-    bar = Progress(len(todo), "study knobs", progress, "settings")
-    try:
-        result = _knobs.run(
-            target,
-            output,
-            entries=entries,
-            runs=runs,
-            seed=seed,
-            optimize=optimize,
-            quick=quick,
-            keep_files=keep_files,
-            progress=bar,
-            sweep=todo,
-        )
-    finally:
-        bar.close()
-    result["report"] = _report.write(result, output)
-    return result
+    return _reported(output, Progress(len(todo), "study knobs", progress, "settings"), _knobs.run, target, output,
+                     entries=entries, runs=runs, seed=seed, optimize=optimize, quick=quick, keep_files=keep_files,
+                     sweep=todo)  # fmt: skip
 
 
 def sample(path: str, events: int = 500, seed: int = 1) -> str:

@@ -67,12 +67,16 @@ def write_layout(task: dict[str, Any]) -> dict[str, Any]:
             for lo in range(0, n, step):
                 writer.extend({k: v[lo : lo + step] for k, v in cols.items()})
             writer.close()
-    seconds = time.perf_counter() - start
+    return _written(start, before, task["path"])
+
+
+def _written(start: float, rss_before: int, path: str) -> dict[str, Any]:
+    """What every writing task reports: its time since ``start``, peak RSS, RSS before writing, size."""
     return {
-        "write_seconds": seconds,
+        "write_seconds": time.perf_counter() - start,
         "peak_rss": peak_rss(),
-        "rss_before_write": before,
-        "file_size": os.path.getsize(task["path"]),
+        "rss_before_write": rss_before,
+        "file_size": os.path.getsize(path),
     }
 
 
@@ -161,15 +165,7 @@ def write_knobs(task: dict[str, Any]) -> dict[str, Any]:
         for lo in range(0, data.num_rows, step):
             writer.extend(data.slice(lo, step))
         writer.close()
-    seconds = time.perf_counter() - start
-    return {
-        "write_seconds": seconds,
-        "peak_rss": peak_rss(),
-        "rss_before_write": before,
-        "file_size": os.path.getsize(task["path"]),
-        "entries": int(data.num_rows),
-        "input_bytes": int(data.nbytes),
-    }
+    return {**_written(start, before, task["path"]), "entries": int(data.num_rows), "input_bytes": int(data.nbytes)}
 
 
 def generate_products(task: dict[str, Any]) -> dict[str, Any]:

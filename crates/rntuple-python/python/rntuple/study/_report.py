@@ -8,6 +8,8 @@ import json
 import os
 from typing import Any
 
+from ._knobs import METRICS
+
 __all__ = ["write"]
 
 MB = 1e6
@@ -38,6 +40,7 @@ def _layout_table(r: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         "file MB",
         "write ev/s",
         "write peak RSS MB",
+        "of it above the input MB",
         "cold read s",
         "warm read s",
         "read peak RSS MB",
@@ -50,6 +53,7 @@ def _layout_table(r: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             _mb(c["file_size"]),
             f"{c['write_events_per_second']:.0f}",
             _mb(c["write_peak_rss"]),
+            _mb(c["write_peak_rss"] - c["write_rss_before"]),
             _s(c["cold_read_seconds"]),
             _s(c["warm_read_seconds"]),
             _mb(c["read_peak_rss"]),
@@ -66,6 +70,7 @@ def _knobs_table(r: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         "file MB",
         "write s",
         "write peak RSS MB",
+        "of it above the input MB",
         "full read s (cold)",
         "warm read s",
         "sparse 1% s",
@@ -79,6 +84,7 @@ def _knobs_table(r: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             _mb(c["file_size"]),
             _s(c["write_seconds"]),
             _mb(c["write_peak_rss"]),
+            _mb(c["write_peak_rss"] - c["write_rss_before"]),
             _s(c["read_seconds"]),
             _s(c["warm_read_seconds"]),
             _s(c["sparse_seconds"]),
@@ -93,7 +99,10 @@ def _knobs_table(r: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 def _summary(r: dict[str, Any]) -> list[str]:
     if r["study"] == "knobs":
         out = [f"Recommended for --optimize {r['settings']['optimize']}: **{r['recommendation']}**."]
-        out += [f"- best for {goal}: {label}" for goal, label in r["recommendations"].items()]
+        out += [f"- for --optimize {goal}: {label}" for goal, label in r["recommendations"].items()]
+        for key in METRICS.values():
+            least = min(r["cells"], key=lambda c: c[key])
+            out.append(f"- least {key}: {least['label']}")
         out.append(f"- Pareto front ({len(r['pareto_front'])} of {len(r['cells'])}): {', '.join(r['pareto_front'])}")
         return out
     c = r.get("conclusions") or {}
@@ -204,6 +213,7 @@ def _plots(r: dict[str, Any], output: str) -> list[str]:
     for y, fname in (
         ("read_seconds", "size_vs_read.png"),
         ("sparse_seconds", "size_vs_sparse.png"),
+        ("sparse_bytes_read", "size_vs_sparse_bytes.png"),
         ("write_seconds", "size_vs_write.png"),
         ("write_peak_rss", "size_vs_memory.png"),
     ):
