@@ -290,6 +290,12 @@ def test_cli_usage_errors(args, message, tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+def test_study_is_an_attribute_of_the_package():
+    code = "import rntuple; print(rntuple.study.layout.__module__, rntuple.study.knobs.__name__)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout.split() == ["rntuple.study", "knobs"], r.stderr
+
+
 def test_api_errors(tmp_path, source):
     with pytest.raises(ValueError, match="events must be a positive integer, not 0"):
         study.layout(str(tmp_path), events=0)
