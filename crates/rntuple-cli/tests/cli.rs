@@ -33,7 +33,7 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn python_only_commands_name_the_package() {
-    for cmd in ["convert", "draw", "browse"] {
+    for cmd in ["convert", "draw", "browse", "study"] {
         let o = rntuple(&[cmd, "in.root", "out.root", "--name", "x"]);
         assert_eq!(o.status.code(), Some(2), "{cmd}");
         let err = text(&o.stderr);

@@ -52,6 +52,8 @@ _ORIGIN = {name: module for module, names in _LAZY.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
+    if name == "study":  # the subpackage (rntuple.study.layout / knobs), imported on first use
+        return importlib.import_module(".study", __name__)
     module = _ORIGIN.get(name)
     if module is None:
         raise AttributeError(f"module 'rntuple' has no attribute {name!r}")
@@ -61,7 +63,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_ORIGIN))
+    return sorted(set(globals()) | set(_ORIGIN) | {"study"})
 
 
 __version__: str = _lib.__version__

@@ -4,7 +4,7 @@ Every subcommand and its arguments are defined once, in the command registry
 of the Rust core (``rntuple_tools::cli``, clap), which also prints the help
 and the usage errors. ``_lib.cli_main`` parses the command line there and runs
 the Rust subcommands (``ls``, ``show``, ``dump``, ``inspect``, ``verify``,
-``merge``); for ``convert``, ``draw`` and ``browse`` it returns their parsed arguments and
+``merge``); for ``convert``, ``draw``, ``browse`` and ``study`` it returns their parsed arguments and
 they run here, in Python (they use uproot, pyarrow and matplotlib). The
 argument values whose meaning belongs to this package (compression names,
 memory sizes) are checked here and reported as usage errors in the
@@ -127,8 +127,36 @@ def _browse(args: dict[str, Any]) -> None:
     browse.main(args)
 
 
+def _study(args: dict[str, Any]) -> None:
+    from . import study
+
+    kind, target = args["study"], args["target"]
+    if kind == "knobs" and target is None:
+        raise _UsageError("study knobs needs the RNTuple to rewrite: rntuple study knobs FILE[:NAME] -o DIR")
+    if kind == "layout" and target is not None:
+        raise _UsageError(f"study layout generates its data and takes no FILE (got {target!r}); did you mean knobs?")
+    wrong = {"layout": ("entries",), "knobs": ("events", "threads")}[kind]
+    for name in wrong:
+        if args[name] is not None:
+            raise _UsageError(f"argument --{name}: not an option of study {kind}")
+    common = {"runs": args["runs"], "seed": args["seed"], "quick": args["quick"], "progress": args["progress"]}
+    if kind == "layout":
+        result = study.layout(args["output"], events=args["events"], threads=args["threads"], **common)
+    else:
+        result = study.knobs(target, args["output"], optimize=args["optimize"], entries=args["entries"], **common)
+    if not args["quiet"]:
+        print(f"wrote {result['report']['markdown']}, {result['report']['html']} and {result['report']['json']}")
+        if kind == "knobs":
+            print(f"recommended for {args['optimize']}: {result['recommendation']}")
+
+
 # The subcommands of the registry implemented here.
-_COMMANDS: dict[str, Callable[[dict[str, Any]], None]] = {"convert": _convert, "draw": _draw, "browse": _browse}
+_COMMANDS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "convert": _convert,
+    "draw": _draw,
+    "browse": _browse,
+    "study": _study,
+}
 
 
 def _run(command: str, args: dict[str, Any], usage: str) -> int:

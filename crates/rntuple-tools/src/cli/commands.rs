@@ -67,6 +67,7 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
         Command::Convert(_) => return Err(python_only("convert")),
         Command::Draw(_) => return Err(python_only("draw")),
         Command::Browse(_) => return Err(python_only("browse")),
+        Command::Study(_) => return Err(python_only("study")),
     }
     Ok(())
 }

@@ -27,7 +27,7 @@ mod registry;
 mod tools;
 mod usage;
 
-use registry::{BrowseArgs, Cli, Command, ConvertArgs, DrawArgs};
+use registry::{BrowseArgs, Cli, Command, ConvertArgs, DrawArgs, StudyArgs};
 
 /// What [`dispatch`] did with a command line.
 #[derive(Debug)]
@@ -42,7 +42,7 @@ pub enum Dispatch {
 /// A parsed command line of a Python-implemented subcommand.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PythonCommand {
-    /// `"convert"`, `"draw"` or `"browse"`.
+    /// `"convert"`, `"draw"`, `"browse"` or `"study"`.
     pub name: String,
     /// The arguments by their long names with `_` for `-` (`"cluster_size"`),
     /// defaults filled in; `draw` also gets `verify_checksums` from the global
@@ -84,6 +84,7 @@ where
         Command::Convert(a) => Dispatch::Python(convert_command(a, &mut root)),
         Command::Draw(a) => draw_command(a, !cli.no_verify, &mut root),
         Command::Browse(a) => Dispatch::Python(browse_command(a, !cli.no_verify, &mut root)),
+        Command::Study(a) => Dispatch::Python(study_command(a, &mut root)),
         command => Dispatch::Done(run_rust(command, !cli.no_verify)),
     }
 }
@@ -109,7 +110,7 @@ where
 }
 
 /// The subcommands the Python package implements.
-pub const PYTHON_SUBCOMMANDS: [&str; 3] = ["convert", "draw", "browse"];
+pub const PYTHON_SUBCOMMANDS: [&str; 4] = ["convert", "draw", "browse", "study"];
 
 /// The subcommand the command line names (its first word that is not an
 /// option), if the registry has it.
@@ -166,6 +167,27 @@ fn browse_command(a: BrowseArgs, verify: bool, root: &mut clap::Command) -> Pyth
             "verify_checksums": verify,
         }),
         usage: usage::usage_of(root, Some("browse")),
+    }
+}
+
+fn study_command(a: StudyArgs, root: &mut clap::Command) -> PythonCommand {
+    PythonCommand {
+        name: "study".into(),
+        args: json!({
+            "study": a.study,
+            "target": a.target,
+            "output": a.output,
+            "quick": a.quick,
+            "events": a.events,
+            "entries": a.entries,
+            "threads": a.threads,
+            "runs": a.runs,
+            "seed": a.seed,
+            "optimize": a.optimize,
+            "progress": a.progress.value(),
+            "quiet": a.quiet,
+        }),
+        usage: usage::usage_of(root, Some("study")),
     }
 }
 
@@ -409,5 +431,13 @@ mod tests {
             Dispatch::Done(2)
         ));
         assert!(matches!(dispatch(["rntuple", "convert", "only.root"]), Dispatch::Done(2)));
+        let argv = ["rntuple", "study", "knobs", "f.root:E", "-o", "out", "--optimize", "sparse", "--quick"];
+        let Dispatch::Python(p) = dispatch(argv) else { panic!("study is Python's") };
+        assert_eq!((&p.args["study"], &p.args["target"]), (&json!("knobs"), &json!("f.root:E")));
+        assert_eq!(
+            (&p.args["optimize"], &p.args["quick"], &p.args["seed"]),
+            (&json!("sparse"), &json!(true), &json!(1))
+        );
+        assert!(matches!(dispatch(["rntuple", "study", "shape", "-o", "d"]), Dispatch::Done(2)));
     }
 }

@@ -1,7 +1,7 @@
 //! The subcommands of `rntuple` and their arguments: the one definition,
 //! shared by the Rust binary and the Python package's console script.
 //!
-//! `convert`, `draw` and `browse` are implemented in Python (they use uproot,
+//! `convert`, `draw`, `browse` and `study` are implemented in Python (they use uproot,
 //! pyarrow, matplotlib and `http.server`) but defined here like the others: the Python entry point
 //! asks [`super::dispatch`] to parse the command line and receives their
 //! parsed arguments ([`super::PythonCommand`]). Their values whose meaning
@@ -120,6 +120,21 @@ pub(crate) enum Command {
                       rntuple browse nano.root --html -o nano.html"
     )]
     Browse(BrowseArgs),
+    /// Measure layouts and writer settings: the DUNE-style layout matrix, or a
+    /// sweep of writer settings over your own RNTuple; report to DIR.
+    #[command(
+        long_about = "Layout studies. 'study layout' writes DUNE-like recob::Hit / recob::Wire data (deterministic \
+                      from --seed) under a matrix of layouts (AOS/SOA, row granularity, one RNTuple or one per \
+                      product or group, nested or flat ROIs, writer threads) and measures write rate, peak RSS, \
+                      file size and cold and warm reads. 'study knobs FILE[:NAME]' rewrites an RNTuple under a \
+                      sweep of writer settings and reports the Pareto front and a recommendation for --optimize. \
+                      DIR receives report.md, report.html, PNG plots and results.json. (Implemented by the \
+                      Python package.)",
+        after_help = "examples:\n  \
+                      rntuple study layout -o layout-report --quick\n  \
+                      rntuple study knobs nano.root:Events -o knobs-report --optimize sparse"
+    )]
+    Study(StudyArgs),
 }
 
 #[derive(Args, Debug)]
@@ -142,6 +157,45 @@ pub(crate) struct BrowseArgs {
     /// The HTML file written with --html.
     #[arg(long, short, value_name = "HTML")]
     pub output: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct StudyArgs {
+    /// Which study: layout (generated DUNE-like data) or knobs (FILE[:NAME]).
+    #[arg(value_name = "STUDY", value_parser = ["layout", "knobs"])]
+    pub study: String,
+    /// The RNTuple the knobs study rewrites (not for layout).
+    #[arg(value_name = "FILE[:NAME]")]
+    pub target: Option<String>,
+    /// Directory that receives the report (created if missing).
+    #[arg(long, short, value_name = "DIR")]
+    pub output: String,
+    /// A small run (fewer events, cells and runs): a minute, not ten.
+    #[arg(long)]
+    pub quick: bool,
+    /// Events generated (layout; default 2000, 200 with --quick).
+    #[arg(long, value_parser = positive_int)]
+    pub events: Option<u64>,
+    /// Entries of FILE rewritten by each knobs cell (default: all, 20000 with --quick).
+    #[arg(long, value_parser = positive_int)]
+    pub entries: Option<u64>,
+    /// Most writer (compression) threads in the layout matrix (default 2).
+    #[arg(long, value_parser = positive_int)]
+    pub threads: Option<u64>,
+    /// Runs of each read measurement (default 3, 1 with --quick).
+    #[arg(long, value_parser = positive_int)]
+    pub runs: Option<u64>,
+    /// Seed of the generated data and of the sparse-read entry choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// What the knobs recommendation favours.
+    #[arg(long, default_value = "size", value_parser = ["size", "read", "sparse", "write", "memory"])]
+    pub optimize: String,
+    #[command(flatten)]
+    pub progress: ProgressFlags,
+    /// Do not print the summary.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug)]
