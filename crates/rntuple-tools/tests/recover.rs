@@ -317,3 +317,53 @@ fn a_damaged_page_ends_the_rntuple_at_the_cluster_before() {
     let text = r.to_string();
     assert!(text.contains("200 entries in 2 committed clusters kept") && text.contains("dropped"), "{text}");
 }
+
+/// The cost of the journal: the same data written with and without it,
+/// alternately (run with `--ignored --nocapture` in release; figures in
+/// docs/recover.md). Finished files must be identical.
+#[test]
+#[ignore]
+fn measure_journal_cost() {
+    let entries: u64 = std::env::var("RNTUPLE_COST_ENTRIES").ok().and_then(|v| v.parse().ok()).unwrap_or(4_000_000);
+    let cluster: u64 = std::env::var("RNTUPLE_COST_CLUSTER").ok().and_then(|v| v.parse().ok()).unwrap_or(4 << 20);
+    let batches: Vec<RecordBatch> = (0..entries / 100_000).map(|b| batch(0, b * 100_000, 100_000)).collect();
+    let write = |path: &Path, journal: bool| {
+        let t = std::time::Instant::now();
+        let o = WriterOptions::default().journal(journal).timestamp(1_700_000_000);
+        let shared = SharedFileWriter::create(path, o).unwrap();
+        let wo = WriteOptions { approx_zipped_cluster_size: cluster, ..Default::default() };
+        let mut w = RNTupleWriter::new_shared(&shared, "Events", &schema(), &HashMap::new(), wo).unwrap();
+        let mut journal_bytes = 0;
+        for b in &batches {
+            w.write_batch(b).unwrap();
+            journal_bytes = std::fs::metadata(journal_path(path)).map(|m| m.len()).unwrap_or(journal_bytes);
+        }
+        w.close().unwrap();
+        shared.finish().unwrap();
+        (t.elapsed().as_secs_f64(), journal_bytes)
+    };
+    let (on, off) = (scratch("cost-on.root"), scratch("cost-off.root"));
+    let (mut t_on, mut t_off, mut jbytes) = (Vec::new(), Vec::new(), 0);
+    for _ in 0..5 {
+        let (t, j) = write(&on, true);
+        t_on.push(t);
+        jbytes = j;
+        t_off.push(write(&off, false).0);
+    }
+    let a = std::fs::read(&on).unwrap();
+    let b = std::fs::read(&off).unwrap();
+    assert!(a == b, "finished files differ with the journal");
+    let clusters = RNTupleFile::open(&on).unwrap().rntuple("Events").unwrap().num_entries();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        v[v.len() / 2]
+    };
+    let (m_on, m_off) = (median(&mut t_on), median(&mut t_off));
+    eprintln!(
+        "entries {clusters}, file {} bytes (identical), journal {jbytes} bytes ({:.4}% of the file), \
+         time with journal {m_on:.3} s, without {m_off:.3} s ({:+.2}%)",
+        a.len(),
+        100.0 * jbytes as f64 / a.len() as f64,
+        100.0 * (m_on - m_off) / m_off
+    );
+}

@@ -216,6 +216,7 @@ def inspect(path: str, name: str | None = None, verify_checksums: bool = True) -
 def verify(
     paths: list[str], read_values: bool = True, max_problems: int = 1000, progress: bool = False
 ) -> list[dict[str, Any]]: ...
+def recover(broken: str, out: str | None = None, overwrite: bool = False, sync: bool = False) -> dict[str, Any]: ...
 def merge(
     out: str,
     inputs: list[str],

@@ -193,16 +193,7 @@ pub(crate) fn merge_files(a: MergeArgs, verify: bool, out: &mut dyn Write) -> Re
 /// `rntuple recover BROKEN [OUT]`: exit status 0 when the file is complete
 /// or recovered (or recoverable, without OUT), 1 when nothing can be.
 pub(crate) fn recover_file(a: RecoverArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    if let Some(o) = &a.out {
-        if o.exists() && !a.force {
-            return Err(Failure::error(format!("{} exists; give --force to replace it", o.display())));
-        }
-        let same = |p: &Path| std::fs::canonicalize(p).ok();
-        if same(o).is_some() && same(o) == same(&a.broken) {
-            return Err(Failure::usage("OUT must not be the broken file".into()));
-        }
-    }
-    let options = crate::RecoverOptions { sync: a.sync };
+    let options = crate::RecoverOptions { sync: a.sync, overwrite: a.force };
     let report = crate::recover(&a.broken, a.out.as_deref(), options)
         .map_err(|e| Failure::error(format!("recover {}: {e}", a.broken.display())))?;
     if a.json {

@@ -37,6 +37,8 @@ use rntuple::write::journal::ClusterRecord;
 pub struct RecoverOptions {
     /// `fsync` the output before it is renamed into place.
     pub sync: bool,
+    /// Replace an existing output file.
+    pub overwrite: bool,
 }
 
 /// What the broken file turned out to be.
@@ -86,6 +88,9 @@ pub struct RecoveryReport {
 /// the last cluster kept).
 pub fn recover(broken: &Path, out: Option<&Path>, options: RecoverOptions) -> Result<RecoveryReport> {
     let what = broken.display().to_string();
+    if let Some(o) = out {
+        check_output(broken, o, options.overwrite)?;
+    }
     let file = File::open(broken).map_err(|e| Error::io(format!("{what} (opening it)"), e))?;
     let file_bytes = file.metadata().map_err(|e| Error::io(format!("{what} (reading its size)"), e))?.len();
     let mut head = vec![0u8; 100.min(file_bytes) as usize];
@@ -109,16 +114,19 @@ pub fn recover(broken: &Path, out: Option<&Path>, options: RecoverOptions) -> Re
         message: format!("{what}: neither a ROOT file nor one an rntuple writer left unfinished"),
     })?;
     let jpath = journal_path(broken);
-    let jbytes = std::fs::read(&jpath).map_err(|e| {
-        Error::io(
-            format!(
-                "{what} is unfinished and has no journal {} (written with the journal off, or no cluster was \
-                 committed): nothing can be recovered",
-                jpath.display()
-            ),
-            e,
-        )
-    })?;
+    let jbytes = match std::fs::read(&jpath) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "{what} is unfinished and has no journal {} (no cluster was committed, or it was written with \
+                     the journal off): nothing can be recovered",
+                    jpath.display()
+                ),
+            })
+        }
+        Err(e) => return Err(Error::io(format!("{} (reading the journal)", jpath.display()), e)),
+    };
     let journal = Journal::parse(&jbytes, &jpath.display().to_string())?;
     if journal.file_id != file_id {
         return Err(Error::InvalidArgument {
@@ -149,6 +157,18 @@ pub fn recover(broken: &Path, out: Option<&Path>, options: RecoverOptions) -> Re
         report.output = Some(out.to_path_buf());
     }
     Ok(report)
+}
+
+fn check_output(broken: &Path, out: &Path, overwrite: bool) -> Result<()> {
+    let refuse = |why: String| Err(Error::InvalidArgument { message: format!("{}: {why}", out.display()) });
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    if canonical(out).is_some() && canonical(out) == canonical(broken) {
+        return refuse("the output must not be the broken file".into());
+    }
+    if out.exists() && !overwrite {
+        return refuse("exists; give overwrite (--force) to replace it".into());
+    }
+    Ok(())
 }
 
 /// The name in the `TFile` key at `fBEGIN` and the first byte after it.
