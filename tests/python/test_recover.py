@@ -21,9 +21,7 @@ import tempfile
 
 import numpy as np
 import pytest
-
 import rntuple
-
 from conftest import root_python
 
 # The writer: entries i = 0, 1, ... with x = i, y = i / 2, v = [i % 1000 + k for k < i % 5].
@@ -38,7 +36,9 @@ path, log, batches, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.a
 def batch(first, n):
     x = np.arange(first, first + n, dtype=np.int64)
     v = [[int(i % 1000) + k for k in range(int(i % 5))] for i in x]
-    return pa.table({"x": x, "y": x / 2, "v": pa.array(v, type=pa.list_(pa.field("item", pa.int32(), False)))})
+    item = pa.list_(pa.field("item", pa.int32(), False))
+    schema = pa.schema([("x", pa.int64(), False), ("y", pa.float64(), False), ("v", item, False)])
+    return pa.table({"x": x, "y": x / 2, "v": pa.array(v, type=item)}, schema=schema)
 
 with rntuple.recreate(path, compression=sys.argv[5]) as f:
     w = f.mkrntuple("Events", batch(0, 0).schema, approx_zipped_cluster_size=4000)
@@ -88,11 +88,9 @@ import json, sys
 import ROOT
 out = {}
 for path in sys.argv[1:]:
-    reader = ROOT.RNTupleReader.Open("Events", path)
-    x = reader.GetView["std::int64_t"]("x")
-    v = reader.GetView["ROOT::RVec<std::int32_t>"]("v")
-    n = int(reader.GetNEntries())
-    out[path] = [n, sum(int(x(i)) for i in range(n)), sum(len(v(i)) for i in range(n))]
+    df = ROOT.RDataFrame("Events", path).Define("n", "v.size()")
+    count, sx, sn = df.Count(), df.Sum["std::int64_t"]("x"), df.Sum["std::size_t"]("n")
+    out[path] = [int(count.GetValue()), int(sx.GetValue()), int(sn.GetValue())]
 print("RESULT " + json.dumps(out))
 """
 
@@ -156,14 +154,15 @@ def test_recover_reports_without_output_and_via_the_command(tmp_path):
     proc = run_writer(path, log, "commit:4")
     assert proc.returncode == -9
     report = rntuple.recover(path)
-    assert report["output"] is None and report["entries"] == 900  # three clusters of 300 committed
+    n = report["entries"]
+    assert report["output"] is None and n >= committed(log) > 0
     assert "report only" in report["text"]
     assert not (tmp_path / "c-out.root").exists()
     cmd = [sys.executable, "-m", "rntuple", "recover", str(path), str(tmp_path / "c-out.root")]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "900 entries in 3 committed clusters kept" in done.stdout
-    assert check_values(tmp_path / "c-out.root", 900) == 900
+    assert f"'Events': {n} entries in {report['rntuples'][0]['clusters']} committed clusters kept" in done.stdout
+    assert check_values(tmp_path / "c-out.root", n) == n
     again = subprocess.run(cmd, capture_output=True, text=True)
     assert again.returncode == 1 and "exists" in again.stderr
     # Nothing committed: killed in the first fill.

@@ -389,13 +389,15 @@ impl FileWriter {
     /// to the operating system (and `fsync`s them with
     /// [`WriterOptions::sync`]), then appends `payload`, which says how to
     /// find them, to the file's journal ([`super::journal`]). Once it
-    /// returns, the bytes survive the death of the process. No-op but for
-    /// the flush when the file has no journal (not local, or
-    /// [`WriterOptions::journal`] off).
+    /// returns, the bytes survive the death of the process. No-op when the
+    /// file has no journal (not local, or [`WriterOptions::journal`] off).
     pub fn commit(&mut self, payload: &[u8]) -> Result<()> {
         self.check_open()?;
         crash_point(CrashPoint::Commit);
-        let r = if self.options.sync && self.journal.is_some() { self.out.sync() } else { self.out.flush() };
+        if self.journal.is_none() {
+            return Ok(());
+        }
+        let r = if self.options.sync { self.out.sync() } else { self.out.flush() };
         r.map_err(|e| self.fail(e))?;
         let Some(journal) = self.journal.as_mut() else { return Ok(()) };
         if let Err(e) = journal.append(self.pos, payload) {
