@@ -36,6 +36,6 @@ pub mod verify;
 
 pub use inspect::{inspect_file, Inspection, RNTupleReport};
 pub use merge::{merge, MergeMode, MergeOptions, MergeSummary};
-pub use recover::{recover, RecoverOptions, RecoveryReport};
 pub use progress::{interrupted, is_interrupted, NoProgress, Progress};
+pub use recover::{recover, RecoverOptions, RecoveryReport};
 pub use verify::{verify_file, verify_files, FileReport, Problem, VerifyOptions};

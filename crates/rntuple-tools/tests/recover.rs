@@ -318,6 +318,27 @@ fn a_damaged_page_ends_the_rntuple_at_the_cluster_before() {
     assert!(text.contains("200 entries in 2 committed clusters kept") && text.contains("dropped"), "{text}");
 }
 
+#[test]
+fn the_journal_leaves_finished_files_unchanged() {
+    let write = |dir: &str, journal: bool| {
+        let path = scratch(dir).join("same.root");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let o = WriterOptions::default().journal(journal).timestamp(1_700_000_000);
+        let shared = SharedFileWriter::create(&path, o).unwrap();
+        let mut w = RNTupleWriter::new_shared(&shared, "Events", &schema(), &HashMap::new(), options()).unwrap();
+        for b in 0..3 {
+            w.write_batch(&batch(0, b * 100, 100)).unwrap();
+            w.commit_cluster().unwrap();
+            assert_eq!(journal_path(&path).exists(), journal, "a journal after a commit");
+        }
+        w.close().unwrap();
+        shared.finish().unwrap();
+        assert!(!journal_path(&path).exists(), "the journal of a finished file is deleted");
+        std::fs::read(&path).unwrap()
+    };
+    assert!(write("with", true) == write("without", false), "finished files differ with the journal");
+}
+
 /// The cost of the journal: the same data written with and without it,
 /// alternately (run with `--ignored --nocapture` in release; figures in
 /// docs/recover.md). Finished files must be identical.
@@ -342,7 +363,11 @@ fn measure_journal_cost() {
         shared.finish().unwrap();
         (t.elapsed().as_secs_f64(), journal_bytes)
     };
-    let (on, off) = (scratch("cost-on.root"), scratch("cost-off.root"));
+    // The same name in two directories: the name is part of the file.
+    let (on, off) = (scratch("on").join("cost.root"), scratch("off").join("cost.root"));
+    for p in [&on, &off] {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    }
     let (mut t_on, mut t_off, mut jbytes) = (Vec::new(), Vec::new(), 0);
     for _ in 0..5 {
         let (t, j) = write(&on, true);

@@ -130,7 +130,11 @@ pub fn recover(broken: &Path, out: Option<&Path>, options: RecoverOptions) -> Re
     let journal = Journal::parse(&jbytes, &jpath.display().to_string())?;
     if journal.file_id != file_id {
         return Err(Error::InvalidArgument {
-            message: format!("{}: the journal of another file (ids {:#x} and {file_id:#x})", jpath.display(), journal.file_id),
+            message: format!(
+                "{}: the journal of another file (ids {:#x} and {file_id:#x})",
+                jpath.display(),
+                journal.file_id
+            ),
         });
     }
     report.state = FileState::Unfinished;
@@ -180,7 +184,8 @@ fn tfile_record_end(file: &File, file_bytes: u64, what: &str) -> Result<(String,
 }
 
 fn read_at(file: &File, buf: &mut [u8], offset: u64, what: &str) -> Result<()> {
-    file.read_exact_at(buf, offset).map_err(|e| Error::io(format!("{what} ({} bytes at offset {offset})", buf.len()), e))
+    file.read_exact_at(buf, offset)
+        .map_err(|e| Error::io(format!("{what} ({} bytes at offset {offset})", buf.len()), e))
 }
 
 /// An RNTuple as the journal describes it, with the clusters kept so far.
@@ -321,7 +326,8 @@ impl Scan<'_> {
             for (p, page) in range.pages.iter().enumerate() {
                 let loc = page.locator;
                 let extra = if page.has_checksum { 8 } else { 0 };
-                let stop = loc.offset.checked_add(loc.size + extra).filter(|&s| loc.offset >= self.data_start && s <= end);
+                let stop =
+                    loc.offset.checked_add(loc.size + extra).filter(|&s| loc.offset >= self.data_start && s <= end);
                 if stop.is_none() {
                     return Err(Error::InvalidArgument {
                         message: format!(

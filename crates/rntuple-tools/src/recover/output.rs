@@ -82,7 +82,8 @@ fn write_to(
         let page_list = envelope(&mut w, &write_page_list(&list)?.0, t.compression)?;
         let mut footer = t.footer.clone();
         footer.header_checksum = t.header_checksum;
-        footer.cluster_groups = vec![ClusterGroupDescriptor { min_entry: 0, entry_span: entries, num_clusters, page_list }];
+        footer.cluster_groups =
+            vec![ClusterGroupDescriptor { min_entry: 0, entry_span: entries, num_clusters, page_list }];
         footer.attribute_sets = Vec::new();
         let footer = envelope(&mut w, &write_footer(&footer)?.0, t.compression)?;
         let anchor = rntuple::new_anchor(&t.header, &footer, w.max_key_size());
