@@ -157,7 +157,15 @@ pub fn recover(broken: &Path, out: Option<&Path>, options: RecoverOptions) -> Re
     }
     if let Some(out) = out {
         let (tfile_name, _) = tfile_record_end(&file, file_bytes, &what)?;
-        output::write(&file, &tfile_name, data_start, report.kept_bytes, &journal, &scan.tuples, out, options)?;
+        let plan = output::Plan {
+            file: &file,
+            tfile_name: &tfile_name,
+            data_start,
+            cut: report.kept_bytes,
+            journal: &journal,
+            tuples: &scan.tuples,
+        };
+        output::write(&plan, out, options)?;
         report.output = Some(out.to_path_buf());
     }
     Ok(report)

@@ -18,22 +18,25 @@ use rntuple::format::{Error, Result};
 
 use super::{read_at, RecoverOptions, Tuple};
 
+/// What goes into the recovered file.
+pub(super) struct Plan<'a> {
+    pub(super) file: &'a File,
+    /// The name in the broken file's `TFile` record.
+    pub(super) tfile_name: &'a str,
+    /// The first byte after the `TFile` record.
+    pub(super) data_start: u64,
+    /// The end of the last cluster kept.
+    pub(super) cut: u64,
+    pub(super) journal: &'a Journal,
+    pub(super) tuples: &'a [Tuple],
+}
+
 /// Writes the recovered file to `out` through a temporary file beside it.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn write(
-    file: &File,
-    tfile_name: &str,
-    data_start: u64,
-    cut: u64,
-    journal: &Journal,
-    tuples: &[Tuple],
-    out: &Path,
-    options: RecoverOptions,
-) -> Result<()> {
-    check_key_chain(file, data_start, cut)?;
+pub(super) fn write(p: &Plan<'_>, out: &Path, options: RecoverOptions) -> Result<()> {
+    check_key_chain(p.file, p.data_start, p.cut)?;
     let tmp = temporary_beside(out);
-    let r = write_to(file, tfile_name, data_start, cut, journal, tuples, &tmp, options).and_then(|()| {
-        read_back(&tmp, tuples)?;
+    let r = write_to(p, &tmp, options).and_then(|()| {
+        read_back(&tmp, p.tuples)?;
         std::fs::rename(&tmp, out).map_err(|e| Error::io(format!("{} (renaming {})", out.display(), tmp.display()), e))
     });
     if r.is_err() {
@@ -42,17 +45,8 @@ pub(super) fn write(
     r
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write_to(
-    file: &File,
-    tfile_name: &str,
-    data_start: u64,
-    cut: u64,
-    journal: &Journal,
-    tuples: &[Tuple],
-    tmp: &Path,
-    options: RecoverOptions,
-) -> Result<()> {
+fn write_to(p: &Plan<'_>, tmp: &Path, options: RecoverOptions) -> Result<()> {
+    let (file, data_start, cut, journal) = (p.file, p.data_start, p.cut, p.journal);
     let wo = WriterOptions {
         max_key_size: journal.max_key_size,
         compression: journal.compression,
@@ -62,7 +56,7 @@ fn write_to(
     };
     // Named as the broken file's TFile record, so that the payloads start at
     // the same offset and every copied locator stays valid.
-    let mut w = FileWriter::with_sink(Box::new(LocalSink::create(tmp)?), Path::new(tfile_name), wo)?;
+    let mut w = FileWriter::with_sink(Box::new(LocalSink::create(tmp)?), Path::new(p.tfile_name), wo)?;
     if w.head_len() != data_start {
         return Err(Error::InvalidArgument {
             message: format!(
@@ -74,7 +68,7 @@ fn write_to(
     let mut src = file.try_clone().map_err(|e| Error::io("the broken file", e))?;
     src.seek(SeekFrom::Start(data_start)).map_err(|e| Error::io("the broken file", e))?;
     w.append_copy(&mut std::io::Read::take(src, cut - data_start), cut - data_start)?;
-    for t in tuples.iter().filter(|t| !t.clusters.is_empty()) {
+    for t in p.tuples.iter().filter(|t| !t.clusters.is_empty()) {
         let (clusters, page_locations): (Vec<_>, Vec<_>) = t.clusters.iter().cloned().unzip();
         let entries = clusters.iter().map(|c| c.num_entries).sum();
         let num_clusters = clusters.len() as u32;
