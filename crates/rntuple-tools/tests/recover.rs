@@ -369,11 +369,18 @@ fn measure_journal_cost() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     }
     let (mut t_on, mut t_off, mut jbytes) = (Vec::new(), Vec::new(), 0);
-    for _ in 0..5 {
+    let reps: usize = std::env::var("RNTUPLE_COST_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    for k in 0..reps {
+        // Alternate which goes first.
+        if k % 2 == 1 {
+            t_off.push(write(&off, false).0);
+        }
         let (t, j) = write(&on, true);
         t_on.push(t);
         jbytes = j;
-        t_off.push(write(&off, false).0);
+        if k % 2 == 0 {
+            t_off.push(write(&off, false).0);
+        }
     }
     let a = std::fs::read(&on).unwrap();
     let b = std::fs::read(&off).unwrap();
