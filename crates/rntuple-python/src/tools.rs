@@ -86,6 +86,19 @@ pub(crate) fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<P
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }
 
+/// `recover(broken, out=None, overwrite=False, sync=False) -> dict`: the
+/// JSON document of `rntuple recover --json` (docs/recover.md), with `text`.
+#[pyfunction]
+#[pyo3(signature = (broken, out = None, overwrite = false, sync = false))]
+fn recover(py: Python<'_>, broken: PathBuf, out: Option<PathBuf>, overwrite: bool, sync: bool) -> PyResult<Py<PyAny>> {
+    let options = rntuple_tools::RecoverOptions { sync, overwrite };
+    let r = py.detach(|| rntuple_tools::recover(&broken, out.as_deref(), options)).map_err(to_py)?;
+    let mut doc = r.to_json();
+    doc["entries"] = r.entries().into();
+    doc["text"] = r.to_string().into();
+    json_to_py(py, &doc)
+}
+
 /// `inspect(path, name=None, verify_checksums=True) -> dict`: the JSON
 /// document of `rntuple inspect --json` (schema in docs/tools.md).
 #[pyfunction]
@@ -264,5 +277,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
+    m.add_function(wrap_pyfunction!(recover, m)?)?;
     Ok(())
 }

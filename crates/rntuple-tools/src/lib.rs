@@ -11,7 +11,9 @@
 //! * [`merge`]: concatenates the RNTuples of one name from several files into
 //!   a new file, copying compressed pages as they are when the compression
 //!   settings agree (as ROOT's `RNTupleMerger` fast path), with ROOT's schema
-//!   modes (strict, union, filter); the output appears atomically.
+//!   modes (strict, union, filter); the output appears atomically;
+//! * [`recover`]: completes a file whose writer died with every cluster it
+//!   committed, from the writer's journal, checking every checksum.
 //!
 //! Long-running tools report to a [`Progress`] and stop early when it says
 //! so ([`Progress::cancelled`]). [`term`] holds the terminal helpers (the
@@ -27,6 +29,7 @@ pub mod inspect;
 pub mod load;
 pub mod merge;
 pub mod progress;
+pub mod recover;
 pub mod term;
 pub mod units;
 pub mod verify;
@@ -34,4 +37,5 @@ pub mod verify;
 pub use inspect::{inspect_file, Inspection, RNTupleReport};
 pub use merge::{merge, MergeMode, MergeOptions, MergeSummary};
 pub use progress::{interrupted, is_interrupted, NoProgress, Progress};
+pub use recover::{recover, RecoverOptions, RecoveryReport};
 pub use verify::{verify_file, verify_files, FileReport, Problem, VerifyOptions};

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use rntuple_format::{Error, Location, Result};
 
 use super::close::{close, put_tnamed, Identity, BEGIN};
+use super::crash::{crash_point, CrashPoint};
+use super::journal::{JournalWriter, PLACEHOLDER_FILE_ID_AT};
 use super::options::WriterOptions;
 use super::records::{key_len, put_directory, tstring_len, Key, DIRECTORY_RECORD_LEN};
 use super::stamp::{datime_from_unix, derive_uuid, now_unix, random_seed, source_date_epoch};
@@ -52,6 +54,10 @@ pub struct FileWriter {
     data_start: u64,
     tree: Tree,
     state: State,
+    /// Random id in the placeholder header, repeated in the journal.
+    file_id: u64,
+    /// The commit journal of a local file ([`super::journal`]).
+    journal: Option<JournalWriter>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,10 +77,20 @@ impl FileWriter {
         let path = path.as_ref();
         match path.to_str().map(StorageUrl::parse).transpose()? {
             // A file:// URL names its local (decoded) path.
-            Some(StorageUrl::Local(local)) => Self::with_sink(Box::new(LocalSink::create(&local)?), local, options),
+            Some(StorageUrl::Local(local)) => Self::create_local(&local, options),
             Some(StorageUrl::Remote { .. }) => Self::with_sink(create_sink(&path.to_string_lossy())?, path, options),
-            None => Self::with_sink(Box::new(LocalSink::create(path)?), path, options),
+            None => Self::create_local(path, options),
         }
+    }
+
+    fn create_local(path: &Path, options: WriterOptions) -> Result<Self> {
+        let journal = options.journal;
+        let mut writer = Self::with_sink(Box::new(LocalSink::create(path)?), path, options)?;
+        if journal {
+            let o = &writer.options;
+            writer.journal = Some(JournalWriter::new(path, writer.file_id, o.max_key_size, o.compression, o.sync)?);
+        }
+        Ok(writer)
     }
 
     /// Starts a file in an empty `sink`. `name` stands for the file in
@@ -94,7 +110,8 @@ impl FileWriter {
         }
         // The placeholder goes out at once: whatever happens next, the file
         // cannot be taken for a complete ROOT file.
-        sink.append(&placeholder())
+        let file_id = random_seed();
+        sink.append(&placeholder(file_id))
             .and_then(|()| sink.flush())
             .map_err(|e| Error::io(format!("{} (writing)", sink.describe()), e))?;
 
@@ -126,6 +143,8 @@ impl FileWriter {
             data_start: BEGIN + tfile_key.nbytes(),
             tree: Tree::default(),
             state: State::Open,
+            file_id,
+            journal: None,
             file_name,
             path,
         };
@@ -355,12 +374,55 @@ impl FileWriter {
         let result = self.write_closing(&closing.metadata, &closing.top_record, &closing.header);
         if result.is_err() {
             // Best effort: the header may be half written.
-            let _ = self.out.write_at(0, &placeholder()).and_then(|()| self.out.flush());
+            let _ = self.out.write_at(0, &placeholder(self.file_id)).and_then(|()| self.out.flush());
         } else {
             debug_assert_eq!(self.pos, closing.end);
             self.state = State::Finished;
+            if let Some(j) = self.journal.take() {
+                j.remove().map_err(|e| Error::io("removing the journal of a finished file", e))?;
+            }
         }
         result
+    }
+
+    /// Makes what was written so far recoverable: hands the buffered bytes
+    /// to the operating system (and `fsync`s them with
+    /// [`WriterOptions::sync`]), then appends `payload`, which says how to
+    /// find them, to the file's journal ([`super::journal`]). Once it
+    /// returns, the bytes survive the death of the process. No-op when the
+    /// file has no journal (not local, or [`WriterOptions::journal`] off).
+    pub fn commit(&mut self, payload: &[u8]) -> Result<()> {
+        self.check_open()?;
+        crash_point(CrashPoint::Commit);
+        if self.journal.is_none() {
+            return Ok(());
+        }
+        let r = if self.options.sync { self.out.sync() } else { self.out.flush() };
+        r.map_err(|e| self.fail(e))?;
+        let Some(journal) = self.journal.as_mut() else { return Ok(()) };
+        if let Err(e) = journal.append(self.pos, payload) {
+            let err = Error::io(format!("{} (writing its journal)", self.path.display()), e);
+            self.state = State::Failed(err.to_string());
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// Appends `len` bytes read from `src`: whole keys of an unfinished file
+    /// whose payloads started where this file's do ([`FileWriter::head_len`];
+    /// same file name), copied as they are, so that their offsets stay valid.
+    /// `rntuple recover` completes such a file this way.
+    pub fn append_copy(&mut self, src: &mut dyn std::io::Read, len: u64) -> Result<()> {
+        self.check_open()?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(buf.len() as u64) as usize;
+            src.read_exact(&mut buf[..n]).map_err(|e| Error::io("reading the keys to copy", e))?;
+            self.write(&buf[..n])?;
+            left -= n as u64;
+        }
+        Ok(())
     }
 
     // --- internals ---------------------------------------------------------
@@ -371,6 +433,7 @@ impl FileWriter {
         if self.options.sync {
             self.out.sync().map_err(|e| self.fail(e))?;
         }
+        crash_point(CrashPoint::Finish);
         self.write_at(0, header)?;
         if self.options.sync {
             self.out.sync().map_err(|e| self.fail(e))?;
@@ -394,6 +457,7 @@ impl FileWriter {
         let mut header = Vec::with_capacity(key.key_len());
         key.encode(self.datime, &mut header)?;
         self.write(&header)?;
+        crash_point(CrashPoint::Page);
         let payload_at = self.pos;
         for p in parts {
             self.write(p)?;
@@ -453,13 +517,16 @@ impl Drop for FileWriter {
     }
 }
 
-/// The first `fBEGIN` bytes of an unfinished file: [`INCOMPLETE_FILE_MAGIC`]
-/// and a line of explanation for whoever looks at the bytes.
-fn placeholder() -> Vec<u8> {
+/// The first `fBEGIN` bytes of an unfinished file: [`INCOMPLETE_FILE_MAGIC`],
+/// a line of explanation for whoever looks at the bytes, and the file id its
+/// journal repeats (little-endian, at [`PLACEHOLDER_FILE_ID_AT`]).
+fn placeholder(file_id: u64) -> Vec<u8> {
     let mut out = INCOMPLETE_FILE_MAGIC.to_vec();
     out.extend_from_slice(b"ROOT file not completed by its writer (rntuple): it failed or was abandoned\n");
-    debug_assert!(out.len() <= BEGIN as usize);
-    out.resize(BEGIN as usize, 0);
+    debug_assert!(out.len() <= PLACEHOLDER_FILE_ID_AT);
+    out.resize(PLACEHOLDER_FILE_ID_AT, 0);
+    out.extend_from_slice(&file_id.to_le_bytes());
+    debug_assert_eq!(out.len(), BEGIN as usize);
     out
 }
 
@@ -510,7 +577,8 @@ mod tests {
 
     #[test]
     fn placeholder_is_not_a_root_or_bare_rntuple_header() {
-        let p = placeholder();
+        let p = placeholder(42);
+        assert_eq!(super::super::journal::placeholder_file_id(&p), Some(42));
         assert_eq!(p.len(), 100);
         assert!(p.starts_with(&INCOMPLETE_FILE_MAGIC));
         assert!(!p.starts_with(b"root") && !p.starts_with(b"rntuple"));

@@ -54,12 +54,15 @@
 //! ```
 
 mod close;
+mod crash;
 mod file_writer;
+pub mod journal;
 mod options;
 pub(crate) mod records;
 mod stamp;
 mod streamer_info;
 mod tree;
 
+pub use crash::{crash_point, CrashPoint, CRASH_ENV};
 pub use file_writer::FileWriter;
 pub use options::{WriterOptions, DEFAULT_COMPRESSION, DEFAULT_MAX_KEY_SIZE};

@@ -35,13 +35,26 @@ pub struct WriterOptions {
     /// derived from the file name and the time).
     pub timestamp: Option<u64>,
     /// `fsync` the file in [`super::FileWriter::finish`] (before and after the
-    /// file header is written). Default false, as ROOT.
+    /// file header is written) and, with the journal, the file and its
+    /// journal at every [`super::FileWriter::commit`], so that committed
+    /// clusters survive a power cut too. Default false, as ROOT.
     pub sync: bool,
+    /// Keep a commit journal beside a local file while it is written
+    /// ([`super::journal`]): `rntuple recover` rebuilds the committed
+    /// clusters of a file whose writer died. Deleted when the file is
+    /// finished; the finished file is the same with or without it. Default true.
+    pub journal: bool,
 }
 
 impl Default for WriterOptions {
     fn default() -> Self {
-        Self { max_key_size: DEFAULT_MAX_KEY_SIZE, compression: DEFAULT_COMPRESSION, timestamp: None, sync: false }
+        Self {
+            max_key_size: DEFAULT_MAX_KEY_SIZE,
+            compression: DEFAULT_COMPRESSION,
+            timestamp: None,
+            sync: false,
+            journal: true,
+        }
     }
 }
 
@@ -71,6 +84,11 @@ impl WriterOptions {
 
     pub fn sync(mut self, sync: bool) -> Self {
         self.sync = sync;
+        self
+    }
+
+    pub fn journal(mut self, journal: bool) -> Self {
+        self.journal = journal;
         self
     }
 

@@ -44,7 +44,7 @@ _LAZY = {
     "_join": ("Join", "join"),
     "_file": ("File", "open"),
     "_ntuple": ("Cluster", "Column", "RNTuple"),
-    "_tools": ("FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "verify"),
+    "_tools": ("FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "recover", "verify"),
     "_write": ("RNTupleWriter", "WritableFile", "compression_setting", "recreate", "schema_of"),
     "integrations.dask": ("dask",),
 }
@@ -110,6 +110,7 @@ __all__ = [
     "join",
     "merge",
     "open",
+    "recover",
     "recreate",
     "schema_of",
     "verify",

@@ -120,8 +120,9 @@ def atomic_output(path: str) -> Iterator[str]:
         yield tmp
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+        for leftover in (tmp, tmp + ".rntuple-journal"):  # the writer's commit journal (docs/recover.md)
+            with contextlib.suppress(OSError):
+                os.remove(leftover)
         raise
     finally:
         with contextlib.suppress(OSError):

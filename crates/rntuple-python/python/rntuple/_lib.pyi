@@ -225,6 +225,7 @@ class Inspected:
 def verify(
     paths: list[str], read_values: bool = True, max_problems: int = 1000, progress: bool = False
 ) -> list[dict[str, Any]]: ...
+def recover(broken: str, out: str | None = None, overwrite: bool = False, sync: bool = False) -> dict[str, Any]: ...
 def merge(
     out: str,
     inputs: list[str],

@@ -186,3 +186,22 @@ def merge(
         raise ValueError(f"threads must not be negative, not {threads}")
     s = _lib.merge(os.fspath(out), files, name, mode, setting, overwrite, verify_checksums, threads, sync, progress)
     return MergeSummary(**s)
+
+
+def recover(
+    broken: PathLike, out: PathLike | None = None, *, overwrite: bool = False, sync: bool = False
+) -> dict[str, Any]:
+    """Completes ``broken``, a file whose writer died, with every cluster it committed.
+
+    The writer keeps a journal beside the file (``broken + ".rntuple-journal"``)
+    from which the committed clusters are found again; every envelope and page
+    kept passes its checksum (docs/recover.md). With ``out`` the recovered file
+    is written there (through a temporary file renamed when complete); without
+    it only the report is made. Returns the report: ``state`` (``"complete"`` or
+    ``"unfinished"``), ``entries`` kept, ``rntuples`` (name, entries, clusters,
+    dropped), ``kept_bytes`` / ``file_bytes``, ``torn_journal``, ``output`` and
+    ``text`` (what ``rntuple recover`` prints). Raises when nothing can be
+    recovered.
+    """
+    target = None if out is None else os.fspath(out)
+    return _lib.recover(os.fspath(broken), target, overwrite, sync)

@@ -64,6 +64,7 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
             tools::verify(&files, json, quiet, out)?
         }
         Command::Merge(args) => tools::merge_files(args, verify, out)?,
+        Command::Recover(args) => tools::recover_file(args, out)?,
         Command::Convert(_) => return Err(python_only("convert")),
         Command::Draw(_) => return Err(python_only("draw")),
         Command::Browse(_) => return Err(python_only("browse")),

@@ -80,6 +80,16 @@ pub(crate) enum Command {
     /// Concatenate the RNTuples of one name from several files into OUT;
     /// compressed pages are copied as they are when the compression agrees.
     Merge(MergeArgs),
+    /// Complete a file whose writer died with every cluster it committed.
+    #[command(
+        long_about = "Rebuild a valid file from one whose writer died (killed, out of memory, disk full) with \
+                      every cluster it had committed, from the journal the writer keeps beside it \
+                      (BROKEN.rntuple-journal). Every envelope and page kept passes its checksum; the first \
+                      cluster that does not ends its RNTuple. Without OUT only reports what would be kept. \
+                      Exit status 0 when the file is complete or was recovered, 1 when nothing can be recovered.",
+        after_help = "examples:\n  rntuple recover crashed.root\n  rntuple recover crashed.root recovered.root"
+    )]
+    Recover(RecoverArgs),
     /// Convert TTrees or Parquet files to an RNTuple, or an RNTuple to Parquet.
     #[command(
         long_about = "Convert TTrees (read with uproot) or Parquet files into one RNTuple, or an RNTuple into a \
@@ -231,6 +241,23 @@ pub(crate) struct MergeArgs {
     /// No summary and no progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct RecoverArgs {
+    /// The file a writer left unfinished.
+    pub broken: std::path::PathBuf,
+    /// The recovered file (default: only report).
+    pub out: Option<std::path::PathBuf>,
+    /// Replace OUT if it exists.
+    #[arg(long, short)]
+    pub force: bool,
+    /// fsync the output before it is renamed into place.
+    #[arg(long)]
+    pub sync: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `--progress` / `--no-progress` (default: when stderr is a terminal).

@@ -11,7 +11,7 @@ use crate::verify::{FileReport, VerifyOptions};
 use crate::{inspect_file, is_interrupted, merge, verify_file};
 use serde_json::json;
 
-use super::registry::MergeArgs;
+use super::registry::{MergeArgs, RecoverArgs};
 use super::{split_target, Failure};
 use crate::term::{Bar, Interrupt, When};
 
@@ -186,6 +186,21 @@ pub(crate) fn merge_files(a: MergeArgs, verify: bool, out: &mut dyn Write) -> Re
         for a in &summary.attribute_sets_dropped {
             writeln!(out, "left out attribute set {a} (attribute sets are not merged, as by ROOT's RNTupleMerger)")?;
         }
+    }
+    Ok(())
+}
+
+/// `rntuple recover BROKEN [OUT]`: exit status 0 when the file is complete
+/// or recovered (or recoverable, without OUT), 1 when nothing can be.
+pub(crate) fn recover_file(a: RecoverArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let options = crate::RecoverOptions { sync: a.sync, overwrite: a.force };
+    let report = crate::recover(&a.broken, a.out.as_deref(), options)
+        .map_err(|e| Failure::error(format!("recover {}: {e}", a.broken.display())))?;
+    if a.json {
+        let text = serde_json::to_string_pretty(&report.to_json()).map_err(|e| Failure::error(e.to_string()))?;
+        writeln!(out, "{text}")?;
+    } else {
+        write!(out, "{report}")?;
     }
     Ok(())
 }

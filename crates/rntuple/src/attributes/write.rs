@@ -155,7 +155,8 @@ impl PendingSets {
             let within = |e: Error| e.within(&format!("attribute set {:?}", set.name));
             let anchor = {
                 let mut w = RNTupleWriter::with_sink(sink, &set.name, &set.schema, &set.overrides, set.options.clone())
-                    .map_err(within)?;
+                    .map_err(within)?
+                    .without_journal();
                 for b in &set.batches {
                     w.write_batch(b).map_err(within)?;
                 }

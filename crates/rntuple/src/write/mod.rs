@@ -40,6 +40,7 @@ mod budget;
 mod columns;
 mod fill;
 mod infer;
+pub mod journal;
 mod layout;
 mod measure;
 mod names;
@@ -84,6 +85,11 @@ pub(crate) trait BlobSink: Send {
         let bytes = anchor.to_bytes();
         self.write_blob(&[&bytes], bytes.len() as u64)
     }
+    /// Makes the payloads written so far survive the process and journals
+    /// `record` ([`FileWriter::commit`]); a sink without a journal ignores it.
+    fn commit(&mut self, _record: &[u8]) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl BlobSink for FileWriter {
@@ -98,6 +104,9 @@ impl BlobSink for FileWriter {
     }
     fn write_hidden_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<u64> {
         FileWriter::write_hidden_anchor(self, name, anchor)
+    }
+    fn commit(&mut self, record: &[u8]) -> Result<()> {
+        FileWriter::commit(self, record)
     }
 }
 

@@ -423,6 +423,7 @@ impl Columns {
         if n == 0 {
             return Ok(());
         }
+        rntuple_container::write::crash_point(rntuple_container::write::CrashPoint::Compress);
         let page = encode_page(&c.spec, &c.values, 0..n)?;
         // The encoded page is held while the buffer is: count it first.
         let bytes = page.capacity() as u64 + self.checksum_len();

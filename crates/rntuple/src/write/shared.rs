@@ -106,6 +106,9 @@ impl BlobSink for SharedFileWriter {
     fn write_hidden_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<u64> {
         self.with(|w| w.write_hidden_anchor(name, anchor))
     }
+    fn commit(&mut self, record: &[u8]) -> Result<()> {
+        self.with(|w| w.commit(record))
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema as ArrowSchema, SchemaBuilder};
+use rntuple_container::write::{crash_point, CrashPoint};
 use rntuple_format::compression::compress;
 use rntuple_format::envelope::{write_header, write_page_list};
 use rntuple_format::model::{
@@ -78,6 +79,9 @@ pub struct RNTupleWriter<'f> {
     poisoned: bool,
     /// Attribute sets created on this RNTuple, written at `close`.
     attribute_sets: PendingSets,
+    /// Whether committed clusters are journaled (not those of attribute
+    /// sets, written at `close`: a crash then loses their RNTuple anyway).
+    journal: bool,
 }
 
 /// The header envelope as written, and how much of the schema it holds (the
@@ -176,6 +180,7 @@ impl RNTupleWriter<'static> {
             groups: Vec::new(),
             poisoned: false,
             attribute_sets: PendingSets::default(),
+            journal: true,
         })
     }
 
@@ -256,6 +261,7 @@ impl<'f> RNTupleWriter<'f> {
             groups: Vec::new(),
             poisoned: false,
             attribute_sets: PendingSets::default(),
+            journal: true,
         })
     }
 
@@ -341,6 +347,12 @@ impl<'f> RNTupleWriter<'f> {
         &self.arrow_schema
     }
 
+    /// Commits no journal records ([`crate::write::journal`]).
+    pub(crate) fn without_journal(mut self) -> Self {
+        self.journal = false;
+        self
+    }
+
     /// Whether an earlier failure stopped the writer (it refuses further work).
     pub fn has_failed(&self) -> bool {
         self.poisoned
@@ -377,6 +389,7 @@ impl<'f> RNTupleWriter<'f> {
     /// schema by position, name and type (Utf8/LargeUtf8 and List/LargeList
     /// are interchangeable; nullability and list item names are not compared).
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        crash_point(CrashPoint::Fill);
         self.usable()?;
         self.check_schema(batch)?;
         if batch.num_rows() == 0 {

@@ -66,6 +66,7 @@ impl RNTupleWriter<'_> {
             });
         }
         let summary = ClusterSummary { first_entry: self.first_entry, num_entries: entries, flags: 0 };
+        let record = if self.journal { Some(self.journal_record(summary, &ranges)?) } else { None };
         self.pending.push((summary, ranges));
         if parallel {
             self.first_entry += entries;
@@ -73,7 +74,49 @@ impl RNTupleWriter<'_> {
         if self.options.cluster_group_size > 0 && self.pending.len() >= self.options.cluster_group_size {
             self.commit_cluster_group_inner()?;
         }
+        // The cluster is committed once its record is in the journal.
+        if let Some(record) = record {
+            self.sink.get()?.commit(&record)?;
+        }
         Ok(written)
+    }
+
+    /// The journal record of a cluster about to be recorded
+    /// ([`crate::write::journal`]): its page list, the header's locator and
+    /// the schema extension so far.
+    fn journal_record(&mut self, summary: ClusterSummary, ranges: &[ColumnPageRange]) -> Result<Vec<u8>> {
+        let header = self.ensure_header()?;
+        let list = PageList {
+            header_checksum: header.checksum,
+            clusters: vec![summary],
+            page_locations: vec![ranges.to_vec()],
+        };
+        let footer = Footer {
+            feature_flags: Vec::new(),
+            header_checksum: header.checksum,
+            schema_extension: self.schema_extension(&header),
+            cluster_groups: Vec::new(),
+            attribute_sets: Vec::new(),
+        };
+        let record = crate::write::journal::ClusterRecord {
+            name: self.name.clone(),
+            header: header.link,
+            header_checksum: header.checksum,
+            compression: self.options.compression,
+            page_list: write_page_list(&list)?.0,
+            footer: footer_envelope(&footer)?,
+        };
+        Ok(record.encode())
+    }
+
+    fn schema_extension(&self, header: &WrittenHeader) -> SchemaDescription {
+        let s = &self.plan.schema;
+        SchemaDescription {
+            fields: s.fields[header.fields..].to_vec(),
+            columns: s.columns[header.columns..].to_vec(),
+            alias_columns: s.alias_columns[header.alias_columns..].to_vec(),
+            extra_type_info: Vec::new(),
+        }
     }
 
     /// Writes the page list of the clusters committed since the last one
@@ -129,13 +172,7 @@ impl RNTupleWriter<'_> {
         let header = self.ensure_header()?;
         self.commit_cluster_inner()?;
         self.commit_cluster_group_inner()?;
-        let s = &self.plan.schema;
-        let schema_extension = SchemaDescription {
-            fields: s.fields[header.fields..].to_vec(),
-            columns: s.columns[header.columns..].to_vec(),
-            alias_columns: s.alias_columns[header.alias_columns..].to_vec(),
-            extra_type_info: Vec::new(),
-        };
+        let schema_extension = self.schema_extension(&header);
         let sets = std::mem::take(&mut self.attribute_sets);
         let attribute_sets = sets.write(self.sink.get()?)?;
         let footer = Footer {
@@ -146,6 +183,7 @@ impl RNTupleWriter<'_> {
             attribute_sets,
         };
         let bytes = footer_envelope(&footer)?;
+        crash_point(CrashPoint::Footer);
         let footer = self.write_envelope(&bytes)?;
         Ok(crate::new_anchor(&header.link, &footer, self.sink.get()?.max_key_size()))
     }

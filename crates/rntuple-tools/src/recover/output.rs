@@ -1,0 +1,137 @@
+//! Writes the recovered file: the broken file's keys up to the last cluster
+//! kept, then per RNTuple one page list envelope (one cluster group, spec
+//! "Page List Envelope"), the footer (spec "Footer Envelope") and the anchor,
+//! then the closing records ([`rntuple::container::FileWriter::finish`]).
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use rntuple::container::storage::LocalSink;
+use rntuple::container::write::journal::Journal;
+use rntuple::container::write::{FileWriter, WriterOptions};
+use rntuple::container::KeyInfo;
+use rntuple::format::compression::compress;
+use rntuple::format::envelope::{write_footer, write_page_list};
+use rntuple::format::model::{ClusterGroupDescriptor, EnvelopeLink, Locator, PageList};
+use rntuple::format::{Error, Result};
+
+use super::{read_at, RecoverOptions, Tuple};
+
+/// What goes into the recovered file.
+pub(super) struct Plan<'a> {
+    pub(super) file: &'a File,
+    /// The name in the broken file's `TFile` record.
+    pub(super) tfile_name: &'a str,
+    /// The first byte after the `TFile` record.
+    pub(super) data_start: u64,
+    /// The end of the last cluster kept.
+    pub(super) cut: u64,
+    pub(super) journal: &'a Journal,
+    pub(super) tuples: &'a [Tuple],
+}
+
+/// Writes the recovered file to `out` through a temporary file beside it.
+pub(super) fn write(p: &Plan<'_>, out: &Path, options: RecoverOptions) -> Result<()> {
+    check_key_chain(p.file, p.data_start, p.cut)?;
+    let tmp = temporary_beside(out);
+    let r = write_to(p, &tmp, options).and_then(|()| {
+        read_back(&tmp, p.tuples)?;
+        std::fs::rename(&tmp, out).map_err(|e| Error::io(format!("{} (renaming {})", out.display(), tmp.display()), e))
+    });
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+fn write_to(p: &Plan<'_>, tmp: &Path, options: RecoverOptions) -> Result<()> {
+    let (file, data_start, cut, journal) = (p.file, p.data_start, p.cut, p.journal);
+    let wo = WriterOptions {
+        max_key_size: journal.max_key_size,
+        compression: journal.compression,
+        sync: options.sync,
+        journal: false,
+        ..Default::default()
+    };
+    // Named as the broken file's TFile record, so that the payloads start at
+    // the same offset and every copied locator stays valid.
+    let mut w = FileWriter::with_sink(Box::new(LocalSink::create(tmp)?), Path::new(p.tfile_name), wo)?;
+    if w.head_len() != data_start {
+        return Err(Error::InvalidArgument {
+            message: format!(
+                "internal: the recovered file's payloads would start at {}, the broken file's at {data_start}",
+                w.head_len()
+            ),
+        });
+    }
+    let mut src = file.try_clone().map_err(|e| Error::io("the broken file", e))?;
+    src.seek(SeekFrom::Start(data_start)).map_err(|e| Error::io("the broken file", e))?;
+    w.append_copy(&mut std::io::Read::take(src, cut - data_start), cut - data_start)?;
+    for t in p.tuples.iter().filter(|t| !t.clusters.is_empty()) {
+        let (clusters, page_locations): (Vec<_>, Vec<_>) = t.clusters.iter().cloned().unzip();
+        let entries = clusters.iter().map(|c| c.num_entries).sum();
+        let num_clusters = clusters.len() as u32;
+        let list = PageList { header_checksum: t.header_checksum, clusters, page_locations };
+        let page_list = envelope(&mut w, &write_page_list(&list)?.0, t.compression)?;
+        let mut footer = t.footer.clone();
+        footer.header_checksum = t.header_checksum;
+        footer.cluster_groups =
+            vec![ClusterGroupDescriptor { min_entry: 0, entry_span: entries, num_clusters, page_list }];
+        footer.attribute_sets = Vec::new();
+        let footer = envelope(&mut w, &write_footer(&footer)?.0, t.compression)?;
+        let anchor = rntuple::new_anchor(&t.header, &footer, w.max_key_size());
+        w.write_anchor(&t.name, &anchor)?;
+    }
+    w.finish()
+}
+
+fn envelope(w: &mut FileWriter, bytes: &[u8], compression: u32) -> Result<EnvelopeLink> {
+    let zipped = compress(bytes, compression)?;
+    let offset = w.write_blob_parts_with_len(&[&zipped], bytes.len() as u64)?;
+    Ok(EnvelopeLink { length: bytes.len() as u64, locator: Locator { offset, size: zipped.len() as u64 } })
+}
+
+/// Checks that the bytes `[data_start, cut)` are whole keys, one after the
+/// other, each naming its own offset: what is copied is a valid key chain.
+fn check_key_chain(file: &File, data_start: u64, cut: u64) -> Result<()> {
+    let mut at = data_start;
+    let mut buf = vec![0u8; 600];
+    while at < cut {
+        let n = buf.len().min((cut - at) as usize);
+        read_at(file, &mut buf[..n], at, "the broken file")?;
+        let (key, _) = KeyInfo::parse(&buf[..n], at).map_err(|e| e.within("the keys of the broken file"))?;
+        let next = at + u64::from(key.nbytes);
+        if key.seek_key != at || key.nbytes == 0 || next > cut {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "the broken file's key at offset {at} (fSeekKey {}, {} bytes) does not end at or before the \
+                     last committed byte {cut}",
+                    key.seek_key, key.nbytes
+                ),
+            });
+        }
+        at = next;
+    }
+    Ok(())
+}
+
+/// Opens the written file as a reader would and checks every RNTuple's entries.
+fn read_back(tmp: &Path, tuples: &[Tuple]) -> Result<()> {
+    let f = rntuple::RNTupleFile::open(tmp)?;
+    for t in tuples.iter().filter(|t| !t.clusters.is_empty()) {
+        let n = f.rntuple(&t.name)?.num_entries();
+        let want: u64 = t.clusters.iter().map(|c| c.0.num_entries).sum();
+        if n != want {
+            return Err(Error::InvalidArgument {
+                message: format!("internal: the recovered '{}' reads {n} entries, not {want}", t.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn temporary_beside(out: &Path) -> PathBuf {
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    out.with_file_name(format!(".{name}.recover-{}.tmp", std::process::id()))
+}
