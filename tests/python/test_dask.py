@@ -236,3 +236,37 @@ def test_http_urls_each_task_fetches_only_ranges(files: list[str], tmp_path: Pat
         assert all('"bytes=' in line and line.endswith(" 206") for line in gets), gets
     finally:
         server.stop()
+
+
+def _range_bytes(line: str) -> int:
+    """Bytes asked for by one access-log line ``GET /f "bytes=a-b,c-d" 206``."""
+    spec = line.split('"')[1].removeprefix("bytes=")
+    return sum(int(b) - int(a) + 1 for a, b in (r.split("-") for r in spec.split(",")))
+
+
+def test_graph_building_reads_metadata_in_at_most_two_requests_per_file(tmp_path: Path) -> None:
+    """Building the graph of remote files (issue 13, start-up): per file a HEAD (size and version)
+    and at most 2 GETs, all range requests, of a small part of the file (never its pages); the
+    partitions still follow the clusters."""
+    from server_http import Nginx
+
+    d = tmp_path / "big"
+    d.mkdir()
+    local = [str(_write(d / f"f{i}.root", 10 + i, [40_000] * 4)) for i in range(3)]
+    assert all(os.path.getsize(f) > 2_500_000 for f in local)  # more than head + tail + rest
+    server = Nginx(str(tmp_path / "nginx"), local, "token")
+    try:
+        urls = [server.url(os.path.basename(f)) for f in local]
+        array = rntuple.dask(urls, step_size=40_000)
+        assert array.divisions == tuple(range(0, 480_001, 40_000))
+        log = server.log()
+        for f in local:
+            name = "/" + os.path.basename(f)
+            mine = [line for line in log if line.split(" ")[1] == name]
+            gets = [line for line in mine if line.startswith("GET ")]
+            assert 1 <= len(gets) <= 2, mine
+            assert all(line.endswith(" 206") for line in gets), gets
+            assert sum(_range_bytes(line) for line in gets) < os.path.getsize(f) / 4, gets
+            assert len(mine) - len(gets) <= 1, mine  # the HEAD
+    finally:
+        server.stop()
