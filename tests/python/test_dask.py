@@ -270,3 +270,23 @@ def test_graph_building_reads_metadata_in_at_most_two_requests_per_file(tmp_path
             assert len(mine) - len(gets) <= 1, mine  # the HEAD
     finally:
         server.stop()
+
+
+def test_allow_missing(files: list[str], tmp_path: Path) -> None:
+    """Files that do not exist, or lack the named RNTuple, are left out (as uproot.dask's
+    allow_missing); without it they are errors, and none left is an error."""
+    missing = str(tmp_path / "missing.root")
+    with pytest.raises(FileNotFoundError):
+        rntuple.dask([files[0], missing])
+    array = rntuple.dask([missing, files[0], missing, files[2]], allow_missing=True, step_size=1000)
+    assert array.divisions == (0, 250, 410)
+    assert ak.array_equal(array.compute(scheduler="sync"), _eager([files[0], files[2]]))
+    named = {files[0]: "Other", files[1]: "Events", missing: "Events", files[2]: "Other"}
+    with pytest.raises(FileNotFoundError):
+        rntuple.dask(named)
+    with pytest.raises(KeyError):
+        rntuple.dask({files[1]: "Events", files[2]: "Other"})
+    only_b = rntuple.dask(named, allow_missing=True)
+    assert ak.array_equal(only_b.compute(scheduler="sync"), _eager([files[1]]))
+    with pytest.raises(FileNotFoundError):
+        rntuple.dask({missing: "Events", files[0]: "Other"}, allow_missing=True)
