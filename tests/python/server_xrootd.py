@@ -28,7 +28,7 @@ def free_port() -> int:
 
 
 class XrootdServer:
-    def __init__(self) -> None:
+    def __init__(self, extra_config: str = "") -> None:
         if not os.path.exists(XROOTD):
             raise RuntimeError("the xrootd server is not installed: run .ci/services (Debian xrootd-server)")
         self.dir = tempfile.mkdtemp(prefix="rntuple-xrootd-")
@@ -39,13 +39,14 @@ class XrootdServer:
         self.port = free_port()
         self.log = os.path.join(self.dir, "xrootd.log")
         self.proc: subprocess.Popen[bytes] | None = None
+        self.extra_config = extra_config  # e.g. "xrootd.trace request": every request in the log
 
     def start(self) -> XrootdServer:
         cfg = os.path.join(self.dir, "xrootd.cfg")
         with open(cfg, "w") as f:
             f.write(
                 f"all.adminpath {self.dir}/admin\nall.pidpath {self.dir}/run\nxrd.port {self.port}\n"
-                f"oss.localroot {self.data}\nall.export /\n"
+                f"oss.localroot {self.data}\nall.export /\n{self.extra_config}\n"
             )
         os.chmod(cfg, 0o644)
         args = [XROOTD, "-c", cfg, "-l", self.log]

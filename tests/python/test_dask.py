@@ -236,3 +236,57 @@ def test_http_urls_each_task_fetches_only_ranges(files: list[str], tmp_path: Pat
         assert all('"bytes=' in line and line.endswith(" 206") for line in gets), gets
     finally:
         server.stop()
+
+
+def _range_bytes(line: str) -> int:
+    """Bytes asked for by one access-log line ``GET /f "bytes=a-b,c-d" 206``."""
+    spec = line.split('"')[1].removeprefix("bytes=")
+    return sum(int(b) - int(a) + 1 for a, b in (r.split("-") for r in spec.split(",")))
+
+
+def test_graph_building_reads_metadata_in_at_most_two_requests_per_file(tmp_path: Path) -> None:
+    """Building the graph of remote files (issue 13, start-up): per file a HEAD (size and version)
+    and at most 2 GETs, all range requests, of a small part of the file (never its pages); the
+    partitions still follow the clusters."""
+    from server_http import Nginx
+
+    d = tmp_path / "big"
+    d.mkdir()
+    local = [str(_write(d / f"f{i}.root", 10 + i, [40_000] * 4)) for i in range(3)]
+    assert all(os.path.getsize(f) > 2_500_000 for f in local)  # more than head + tail + rest
+    server = Nginx(str(tmp_path / "nginx"), local, "token")
+    try:
+        urls = [server.url(os.path.basename(f)) for f in local]
+        array = rntuple.dask(urls, step_size=40_000)
+        assert array.divisions == tuple(range(0, 480_001, 40_000))
+        log = server.log()
+        for f in local:
+            name = "/" + os.path.basename(f)
+            mine = [line for line in log if line.split(" ")[1] == name]
+            gets = [line for line in mine if line.startswith("GET ")]
+            assert 1 <= len(gets) <= 2, mine
+            assert all(line.endswith(" 206") for line in gets), gets
+            assert sum(_range_bytes(line) for line in gets) < os.path.getsize(f) / 4, gets
+            assert len(mine) - len(gets) <= 1, mine  # the HEAD
+    finally:
+        server.stop()
+
+
+def test_allow_missing(files: list[str], tmp_path: Path) -> None:
+    """Files that do not exist, or lack the named RNTuple, are left out (as uproot.dask's
+    allow_missing); without it they are errors, and none left is an error."""
+    missing = str(tmp_path / "missing.root")
+    with pytest.raises(FileNotFoundError):
+        rntuple.dask([files[0], missing])
+    array = rntuple.dask([missing, files[0], missing, files[2]], allow_missing=True, step_size=1000)
+    assert array.divisions == (0, 250, 410)
+    assert ak.array_equal(array.compute(scheduler="sync"), _eager([files[0], files[2]]))
+    named = {files[0]: "Other", files[1]: "Events", missing: "Events", files[2]: "Other"}
+    with pytest.raises(FileNotFoundError):
+        rntuple.dask(named)
+    with pytest.raises(KeyError):
+        rntuple.dask({files[1]: "Events", files[2]: "Other"})
+    only_b = rntuple.dask(named, allow_missing=True)
+    assert ak.array_equal(only_b.compute(scheduler="sync"), _eager([files[1]]))
+    with pytest.raises(FileNotFoundError):
+        rntuple.dask({missing: "Events", files[0]: "Other"}, allow_missing=True)

@@ -207,3 +207,61 @@ def test_cluster_sizes_of_projected_fields_come_from_the_loaded_page_lists() -> 
     assert [b for _, _, b in jet] == [4.0 * n_jets + 8.0 * nt.num_entries]
     # ...which nJet projects too: a column shared by two fields counts once.
     assert jet_and_n == jet
+
+
+@pytest.fixture(scope="module")
+def differing(dataset: list[str], tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """part0 of the dataset, then a file with `event` and `y` (no `x`, no `jets`)."""
+    path = str(tmp_path_factory.mktemp("differing") / "other.root")
+    data = ak.Array({"event": np.arange(5, dtype=np.int64), "y": np.ones(5)})
+    with rntuple.recreate(path) as f, f.mkrntuple("Events", data[:0]) as w:
+        w.extend(data)
+    return [dataset[0], path]
+
+
+def test_union_with_expressions_and_cut(differing: list[str]) -> None:
+    """union=True fills what a member lacks with None whether the fields are selected by filters,
+    named as expressions or kept under a cut; only the fields asked for come back."""
+    x = _per_file(differing[:1]).x.to_list()
+    got = rntuple.concatenate(differing, ["event", "x"], union=True)
+    assert str(got.type) == "105 * {event: int64, x: ?float64}"
+    assert got.x.to_list() == x + [None] * 5
+    assert rntuple.concatenate(differing, "event", union=True).fields == ["event"]
+    only_y = rntuple.concatenate(differing, "y", union=True)
+    assert only_y.fields == ["y"] and only_y.y.to_list() == [None] * 100 + [1.0] * 5
+    cut = rntuple.concatenate(differing, cut="event % 2 == 0", union=True)
+    assert cut.fields == ["event", "x", "jets", "y"] and len(cut) == 50 + 3
+    assert cut.y.to_list() == [None] * 50 + [1.0] * 3
+    named_cut = rntuple.concatenate(differing, ["x"], cut="event < 1002", union=True)
+    assert named_cut.fields == ["x"] and named_cut.x.to_list() == x[:2] + [None] * 5
+    # the same through iterate, batch by batch
+    batches = list(rntuple.iterate(differing, ["event", "y"], union=True, step_size=1000))
+    assert [b.fields for b in batches] == [["event", "y"]] * 2
+    # a formula must find its fields in every member
+    with pytest.raises(rntuple.DrawError, match="no field 'x'"):
+        rntuple.concatenate(differing, ["x * 2"], union=True)
+
+
+def test_allow_missing_leaves_out_what_is_not_there(dataset: list[str], tmp_path: object) -> None:
+    missing = os.path.join(str(tmp_path), "missing.root")
+    expected = _per_file(dataset[:2])
+    with pytest.raises(FileNotFoundError):
+        rntuple.concatenate([dataset[0], missing, dataset[1]])
+    got = rntuple.concatenate([dataset[0], missing, f"{dataset[1]}:Events"], allow_missing=True)
+    assert ak.array_equal(got, expected)
+    # a file without the named RNTuple is left out too; a glob matching nothing as well
+    got = rntuple.concatenate(
+        {
+            dataset[0]: "Events",
+            dataset[2]: "Other",
+            os.path.join(str(tmp_path), "*.root"): "Events",
+            dataset[1]: "Events",
+        },
+        allow_missing=True,
+    )
+    assert ak.array_equal(got, expected)
+    assert rntuple.chain([missing, dataset[1]], allow_missing=True).num_entries == 80
+    with pytest.raises(FileNotFoundError, match="none of the input files"):
+        rntuple.concatenate([missing], allow_missing=True)
+    with pytest.raises(FileNotFoundError, match="none of the 1 files"):
+        rntuple.concatenate({dataset[0]: "Other"}, allow_missing=True)

@@ -4,7 +4,8 @@
 //! request ([`speculative`]): the file header and the top directory record
 //! are at the start, and the key list, the RNTuple anchor and usually the
 //! footer at the end. Other reads (key lists, objects, payloads) are
-//! answered from those bytes when they hold them, else read on demand.
+//! answered from those bytes when they hold them, else read on demand (all
+//! the bytes not held yet at once when they are few).
 //! Every offset and size read from the file is checked against the file
 //! size before it is used or allocated.
 
@@ -311,7 +312,11 @@ impl RootFile {
             }
         }
         if !singles.is_empty() {
-            for (i, buf) in single_index.into_iter().zip(self.storage.read_ranges(&singles)?) {
+            let bufs = match self.read_rest(&singles)? {
+                Some(held) => held,
+                None => self.storage.read_ranges(&singles)?,
+            };
+            for (i, buf) in single_index.into_iter().zip(bufs) {
                 out[i] = buf;
             }
         }
@@ -387,9 +392,30 @@ impl RootFile {
         if let Some(held) = self.speculative.get(offset, len) {
             return Ok(held);
         }
+        if let Some(mut held) = self.read_rest(&[(offset, len as usize)])? {
+            return Ok(held.pop().unwrap_or_default());
+        }
         let mut buf = vec![0u8; len as usize];
         self.storage.read_exact_at(offset, &mut buf)?;
         Ok(buf)
+    }
+
+    /// For reads the held bytes cannot answer: when the bytes of the file
+    /// not held yet add up to at most [`speculative::SPECULATIVE_REST`],
+    /// reads all of them in one vectored request, keeps them, and answers
+    /// `ranges` from them; `None` when the rest is larger (or, which cannot
+    /// happen, still does not hold them), for the caller to read `ranges`.
+    fn read_rest(&self, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        let missing = self.speculative.missing(self.size);
+        let rest = missing.iter().map(|g| g.1).fold(0u64, u64::saturating_add);
+        if missing.is_empty() || rest > speculative::SPECULATIVE_REST {
+            return Ok(None);
+        }
+        let wide: Vec<(u64, usize)> = missing.iter().map(|&(offset, len)| (offset, len as usize)).collect();
+        for (&(offset, _), buf) in wide.iter().zip(self.storage.read_ranges(&wide)?) {
+            self.speculative.keep(offset, &buf);
+        }
+        Ok(ranges.iter().map(|&(offset, len)| self.speculative.get(offset, len as u64)).collect())
     }
 
     /// Reads as [`RootFile::read`] and keeps the bytes for later reads.

@@ -13,11 +13,26 @@
 //! so the head answers the file header and the top directory record, and
 //! the tail usually the key list, the anchor and, for files of modest
 //! size, footer and page lists. Whatever is not inside either is read on
-//! demand as before, with two more guesses: a key list read once is kept
-//! (listing names, then finding a key, reads it once), and an RNTuple
-//! anchor is read together with the [`SPECULATIVE_BEHIND`] bytes before
-//! it, where ROOT writes the footer and the last page lists just before
-//! the anchor (`RPageSinkFile::CommitDatasetImpl`, then the anchor key).
+//! demand as before, with three more guesses:
+//!
+//! * a key list read once is kept (listing names, then finding a key,
+//!   reads it once);
+//! * an RNTuple anchor is read together with the [`SPECULATIVE_BEHIND`]
+//!   bytes before it, where ROOT writes the footer and the last page lists
+//!   just before the anchor (`RPageSinkFile::CommitDatasetImpl`, then the
+//!   anchor key);
+//! * when a read must go to the store anyway and the bytes not held yet add
+//!   up to at most [`SPECULATIVE_REST`], that one request reads all of them
+//!   ([`Speculative::missing`]). Files that other programs updated in place
+//!   (ATLAS PHYSLITE: the key list in the middle of the file, anchors at
+//!   other places, the footer near the end) otherwise need one round trip
+//!   for the key list, one for the anchor and one for the envelopes; with
+//!   it, a file of up to head + tail + rest bytes opens in two.
+//!
+//! Together with the engine reading header, footer and page lists in
+//! one vectored request each, opening takes at most two round trips for
+//! the files ROOT and we write and for small files of any layout
+//! (`crates/rntuple/tests/planned_io.rs` counts them).
 
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -32,6 +47,10 @@ pub const SPECULATIVE_TAIL: u64 = 256 << 10;
 
 /// Bytes read before an RNTuple anchor together with it.
 pub const SPECULATIVE_BEHIND: u64 = 256 << 10;
+
+/// The most bytes not held yet that one read on demand fetches all at once
+/// (about what a 1.6 Gbit/s link moves in one 10 ms round trip).
+pub const SPECULATIVE_REST: u64 = 2 << 20;
 
 /// Byte ranges of a file read ahead of need, each kept whole.
 #[derive(Debug, Default)]
@@ -63,13 +82,49 @@ impl Speculative {
         self.pieces.write().unwrap_or_else(PoisonError::into_inner).push((offset, Arc::from(bytes)));
     }
 
-    /// The bytes `offset..offset + len` when one piece holds them all.
+    /// The bytes `offset..offset + len` when the pieces held cover them all
+    /// (one piece, or several that meet or overlap).
     pub(crate) fn get(&self, offset: u64, len: u64) -> Option<Vec<u8>> {
+        let end = offset.checked_add(len)?;
         let pieces = self.pieces.read().unwrap_or_else(PoisonError::into_inner);
-        pieces.iter().find_map(|(start, bytes)| {
-            let from = usize::try_from(offset.checked_sub(*start)?).ok()?;
-            bytes.get(from..from.checked_add(usize::try_from(len).ok()?)?).map(<[u8]>::to_vec)
-        })
+        let mut out = Vec::with_capacity(usize::try_from(len).ok()?);
+        let mut at = offset;
+        while at < end {
+            // The piece holding `at` that reaches furthest.
+            let (start, bytes) = pieces
+                .iter()
+                .filter(|(start, bytes)| *start <= at && at < start.saturating_add(bytes.len() as u64))
+                .max_by_key(|(start, bytes)| start.saturating_add(bytes.len() as u64))?;
+            let from = usize::try_from(at - start).ok()?;
+            let to = usize::try_from(end.min(start.saturating_add(bytes.len() as u64)) - start).ok()?;
+            out.extend_from_slice(bytes.get(from..to)?);
+            at += (to - from) as u64;
+        }
+        Some(out)
+    }
+
+    /// The ranges of `0..size` that no piece holds, in file order.
+    pub(crate) fn missing(&self, size: u64) -> Vec<(u64, u64)> {
+        let pieces = self.pieces.read().unwrap_or_else(PoisonError::into_inner);
+        let mut held: Vec<(u64, u64)> =
+            pieces.iter().map(|(start, bytes)| (*start, start.saturating_add(bytes.len() as u64))).collect();
+        held.sort_unstable();
+        let mut gaps = Vec::new();
+        let mut at = 0u64;
+        for (start, end) in held {
+            if start > at {
+                gaps.push((at, start.min(size) - at));
+            }
+            at = at.max(end);
+            if at >= size {
+                break;
+            }
+        }
+        if at < size {
+            gaps.push((at, size - at));
+        }
+        gaps.retain(|g| g.1 > 0);
+        gaps
     }
 }
 
@@ -90,11 +145,27 @@ mod tests {
         assert_eq!(s.get(SPECULATIVE_HEAD + 10, 4).unwrap(), &data[(SPECULATIVE_HEAD + 10) as usize..][..4]);
         // Across the end of the head, in the hole, past the end: not held.
         assert!(s.get(SPECULATIVE_HEAD - 2, 4).is_none());
+        assert_eq!(s.missing(size), [(SPECULATIVE_HEAD, 10), (SPECULATIVE_HEAD + 14, 1000 - 14)]);
         assert!(s.get(SPECULATIVE_HEAD + 20, 4).is_none());
         assert!(s.get(size - 2, 4).is_none());
         // A small file is one piece, read whole.
         let small = Speculative::read(&MemoryStorage::from(data[..100_000].to_vec()), 100_000).unwrap();
         assert_eq!(small.pieces.read().unwrap().len(), 1);
         assert_eq!(small.get(99_990, 10).unwrap(), &data[99_990..100_000]);
+        assert!(small.missing(100_000).is_empty());
+    }
+
+    #[test]
+    fn pieces_that_meet_or_overlap_answer_together() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+        let s = Speculative::default();
+        s.keep(100, &data[100..300]);
+        s.keep(300, &data[300..400]);
+        s.keep(350, &data[350..600]);
+        assert_eq!(s.get(150, 400).unwrap(), &data[150..550]);
+        assert_eq!(s.get(100, 500).unwrap(), &data[100..600]);
+        assert!(s.get(99, 10).is_none() && s.get(590, 20).is_none());
+        assert_eq!(s.missing(1000), [(0, 100), (600, 400)]);
+        assert_eq!(s.missing(500), [(0, 100)]);
     }
 }

@@ -60,16 +60,47 @@ class Chain:
     ``files`` takes every form of ``rntuple.iterate``. The fields must agree between the
     members (same top-level names and C++ types), else :class:`SchemaMismatchError` names the
     first differing field and the two files; with ``union=True`` a field missing from some
-    members is read as None there (an option type).
+    members is read as None there (an option type), whether selected by filters or named among
+    the expressions (a formula must find its fields in every member).
+
+    ``allow_missing=True`` (as uproot's): members whose file does not exist or lacks the named
+    RNTuple are left out (each member is opened now to find out); none left is an error.
     """
 
-    def __init__(self, files: Any, *, union: bool = False, verify_checksums: bool = True, threads: int | None = None):
-        self._specs = expand(files)
+    def __init__(
+        self,
+        files: Any,
+        *,
+        union: bool = False,
+        allow_missing: bool = False,
+        verify_checksums: bool = True,
+        threads: int | None = None,
+    ):
+        self._specs = expand(files, allow_missing)
         self._union = union
         self._verify = verify_checksums
         self._threads = threads
         self._counts: list[int | None] = [None] * len(self._specs)
         self._schemas: list[dict[str, str] | None] = [None] * len(self._specs)
+        if allow_missing:
+            self._drop_missing()
+
+    def _drop_missing(self) -> None:
+        """Leaves out the members that cannot be found (``allow_missing=True``)."""
+        found = []
+        for i, spec in enumerate(self._specs):
+            try:
+                f, _ = self._open(i)
+            except (FileNotFoundError, KeyError):
+                continue
+            f.close()
+            found.append((spec, self._counts[i], self._schemas[i]))
+        if not found:
+            listed = ", ".join(p if n is None else f"{p}:{n}" for p, n in self._specs)
+            raise FileNotFoundError(f"none of the {len(self._specs)} files holds its RNTuple: {listed}")
+        self._specs = [spec for spec, _, _ in found]
+        self._counts = [count for _, count, _ in found]
+        self._schemas = [schema for _, _, schema in found]
 
     def __repr__(self) -> str:
         return f"<Chain of {len(self._specs)} RNTuples>"
@@ -200,7 +231,10 @@ class Chain:
                 n = ntuple.num_entries
                 lo, hi = max(0, start - offset), n if stop is None else min(n, stop - offset)
                 if lo < hi:
-                    plan = ntuple._plan(expressions, cut, aliases, filter_name, filter_typename, filter_field)
+                    texts, wanted = expressions, None
+                    if schema is not None:
+                        texts, wanted = _union_names(expressions, schema, ntuple)
+                    plan = ntuple._plan(texts, cut, aliases, filter_name, filter_typename, filter_field)
                     # the fields read, without the importer's untyped collections that hold them
                     read = {f.display_name for f in plan.inputs[0] if f.type_name}
                     if i == 0:
@@ -210,7 +244,8 @@ class Chain:
                     for a, b in plan_steps(cluster_table(ntuple, plan, step_size), lo, hi, step_size):
                         batch = plan(a, b, "ak" if schema else lib, threads, offset + a)
                         if schema is not None:
-                            batch = to_library(_fill_missing(batch, schema, plan, filter_name), lib, offset + a)
+                            filled = _fill_missing(batch, schema, wanted, expressions, filter_name)
+                            batch = to_library(filled, lib, offset + a)
                         batch = apply_how(batch, how, lib)
                         yield (batch, Report(ntuple._file_path or "", ntuple.name, a, b, offset)) if report else batch
             offset += n
@@ -245,39 +280,81 @@ class Chain:
 _PLAN_ARGS = ("aliases", "filter_name", "filter_typename", "filter_field")
 
 
-def _fill_missing(batch: ak.Array, schema: dict[str, str], plan: Any, filter_name: Filter) -> ak.Array:
-    """The union's fields of ``batch`` in the chain's order, those this member lacks as None."""
-    if plan.computed is not None:
+def _union_names(expressions: Any, schema: dict[str, str], ntuple: RNTuple) -> tuple[Any, list[str] | None]:
+    """With ``union=True``: what member ``ntuple`` reads of ``expressions`` and the top-level
+    names of the result (None: as the filters select). Plain field names the member lacks are
+    not read there (they are filled with None); formulas are read as they are."""
+    texts = [expressions] if isinstance(expressions, str) else expressions
+    if texts is None or not all(isinstance(t, str) and t in schema for t in texts):
+        return expressions, None
+    have = set(ntuple.keys())
+    mine = [t for t in texts if t in have]
+    # none of them here: read one field for the entry count (dropped by _fill_missing)
+    return mine or [next(n for n in schema if n in have)], list(texts)
+
+
+def _fill_missing(
+    batch: ak.Array, schema: dict[str, str], wanted: list[str] | None, expressions: Any, filter_name: Filter
+) -> ak.Array:
+    """The union's fields of ``batch`` in the chain's order (or those ``wanted``), those this
+    member lacks as None; formula results as they are."""
+    if wanted is None and expressions is not None:
         return batch
-    accept = make_filter(filter_name)
     present = set(ak.fields(batch))
+    if wanted is None:
+        accept = make_filter(filter_name)
+        wanted = [name for name in schema if name in present or accept(name)]
     columns = {}
-    for name in schema:
+    for name in wanted:
         if name in present:
             columns[name] = batch[name]
-        elif accept(name):
+        else:
             index = ak.index.Index64(np.full(len(batch), -1, dtype=np.int64))
             columns[name] = ak.Array(ak.contents.IndexedOptionArray(index, ak.contents.EmptyArray()))
     return ak.Array(columns) if columns else batch
 
 
-def chain(files: Any, *, union: bool = False, verify_checksums: bool = True, threads: int | None = None) -> Chain:
+def chain(
+    files: Any,
+    *,
+    union: bool = False,
+    allow_missing: bool = False,
+    verify_checksums: bool = True,
+    threads: int | None = None,
+) -> Chain:
     """A :class:`Chain` of the RNTuples ``files`` names (any form of :func:`iterate`)."""
-    return Chain(files, union=union, verify_checksums=verify_checksums, threads=threads)
+    return Chain(files, union=union, allow_missing=allow_missing, verify_checksums=verify_checksums, threads=threads)
 
 
-def iterate(files: Any, expressions: Any = None, cut: str | None = None, *, union: bool = False, **kwargs: Any) -> Any:
+def iterate(
+    files: Any,
+    expressions: Any = None,
+    cut: str | None = None,
+    *,
+    union: bool = False,
+    allow_missing: bool = False,
+    **kwargs: Any,
+) -> Any:
     """Iterates over the RNTuples of many files, like ``uproot.iterate``.
 
     ``files``: a path or URL, a glob, a list of them, ``"f.root:Events"`` or
     ``{path: "Events"}`` (``_dataset.expand``); the RNTuple is the one named, else the only
     one in each file. Keyword arguments are those of :meth:`Chain.iterate`: ``filter_name``,
     ``filter_typename``, ``filter_field``, ``entry_start``/``entry_stop`` (global entry
-    numbers), ``step_size`` (entries or ``"100 MB"``), ``library``, ``how``, ``report``.
+    numbers), ``step_size`` (entries or ``"100 MB"``), ``library``, ``how``, ``report``;
+    ``union`` and ``allow_missing`` as for :class:`Chain`.
     """
-    return Chain(files, union=union).iterate(expressions, cut, **kwargs)
+    return Chain(files, union=union, allow_missing=allow_missing).iterate(expressions, cut, **kwargs)
 
 
-def concatenate(files: Any, expressions: Any = None, cut: str | None = None, *, union: bool = False, **kwargs: Any):
+def concatenate(
+    files: Any,
+    expressions: Any = None,
+    cut: str | None = None,
+    *,
+    union: bool = False,
+    allow_missing: bool = False,
+    **kwargs: Any,
+):
     """All entries of the RNTuples of many files in one array, like ``uproot.concatenate``."""
-    return Chain(files, union=union).arrays(expressions, cut, **kwargs)
+    return Chain(files, union=union, allow_missing=allow_missing).arrays(expressions, cut, **kwargs)

@@ -51,11 +51,12 @@ def object_spec(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
     return path, name
 
 
-def expand(files: Any) -> list[tuple[str, str | None]]:
+def expand(files: Any, allow_missing: bool = False) -> list[tuple[str, str | None]]:
     """The (path or URL, RNTuple name or None) pairs that ``files`` names, in order.
 
     Raises ``FileNotFoundError`` for a local path that does not exist or a
-    glob that matches nothing, ``IsADirectoryError`` for a directory and
+    glob that matches nothing (with ``allow_missing``: leaves them out, and
+    raises when nothing is left), ``IsADirectoryError`` for a directory and
     ``ValueError`` when nothing is named.
     """
     pairs: list[tuple[str, str | None]] = []
@@ -79,16 +80,20 @@ def expand(files: Any) -> list[tuple[str, str | None]]:
             out.append((path, name))
         elif any(c in path for c in "*?["):
             matches = sorted(p for p in glob.glob(path) if os.path.isfile(p))
-            if not matches:
+            if not matches and not allow_missing:
                 raise FileNotFoundError(2, "no file matches the pattern", path)
             out += [(p, name) for p in matches]
         else:
             if not os.path.exists(path):
+                if allow_missing:
+                    continue
                 raise FileNotFoundError(2, "no such file", path)
             if os.path.isdir(path):
                 raise IsADirectoryError(21, "an input is a directory, not a file", path)
             out.append((path, name))
     if not out:
+        if pairs and allow_missing:
+            raise FileNotFoundError(2, "none of the input files exists", ", ".join(p for p, _ in pairs))
         raise ValueError("no input files")
     return out
 

@@ -271,17 +271,32 @@ class _ReadNumpyColumn:
 # The entry point
 
 
-def _expand_specs(files: Any) -> list[tuple[str, str | None, dict[str, Any]]]:
+def _expand_specs(files: Any, allow_missing: bool = False) -> list[tuple[str, str | None, dict[str, Any]]]:
     """(path or URL, name or None, uproot-style extras such as ``steps``) for each file."""
     if isinstance(files, Mapping) and any(isinstance(v, Mapping) for v in files.values()):
         out = []
         for spec, value in files.items():
             extra = dict(value) if isinstance(value, Mapping) else {"object_path": value}
             name = extra.pop("object_path", None)
-            for path, inline in expand({spec: name}):
-                out.append((path, inline, extra))
+            try:
+                out += [(path, inline, extra) for path, inline in expand({spec: name})]
+            except FileNotFoundError:
+                if not allow_missing:
+                    raise
+        if not out:
+            raise FileNotFoundError(2, "none of the input files exists", ", ".join(map(str, files)))
         return out
-    return [(path, name, {}) for path, name in expand(files)]
+    return [(path, name, {}) for path, name in expand(files, allow_missing)]
+
+
+def _first_found(specs: list[Any], options: dict[str, Any]) -> tuple[list[Any], Any]:
+    """With ``allow_missing``: the specs from the first whose RNTuple opens, and that RNTuple."""
+    for i, (path, name, _) in enumerate(specs):
+        try:
+            return specs[i:], _open_ntuple(path, name, options)
+        except (FileNotFoundError, KeyError):
+            continue
+    raise FileNotFoundError(2, "none of the input files holds its RNTuple", ", ".join(s[0] for s in specs))
 
 
 def dask(
@@ -292,6 +307,7 @@ def dask(
     step_size: int | str = _DEFAULT_STEP,
     library: str = "ak",
     open_files: bool = True,
+    allow_missing: bool = False,
     verify_checksums: bool = True,
     metadata_threads: int = _METADATA_THREADS,
     behavior: Any = None,
@@ -314,6 +330,9 @@ def dask(
             ``metadata_threads`` threads) to cut partitions at clusters; False
             reads only the first file's schema and makes one partition per file,
             opened by the worker that reads it.
+        allow_missing: leave out files that do not exist or lack the named RNTuple
+            (as uproot's): missing paths always, missing RNTuples of the files opened
+            to build the graph; none left is an error.
         verify_checksums: passed to every ``rntuple.open`` (on the workers too).
         behavior: awkward behavior for the arrays (``library="ak"``).
     """
@@ -325,15 +344,18 @@ def dask(
     require("dask", feature=_FEATURE, extra="dask")
     if lib == "ak":
         require("dask_awkward", feature=_FEATURE, extra="dask")
-    specs = _expand_specs(files)
+    specs = _expand_specs(files, allow_missing)
     options = {"verify_checksums": bool(verify_checksums), "threads": 1}
 
     # The schema of the first file fixes the form (uproot does the same).
-    first = _open_ntuple(specs[0][0], specs[0][1], options)
+    if allow_missing:
+        specs, first = _first_found(specs, options)
+    else:
+        first = _open_ntuple(specs[0][0], specs[0][1], options)
     sample = first.arrays(filter_name=filter_name, filter_typename=filter_typename, entry_stop=0)
     columns = _leaf_columns(sample.layout.form)
 
-    partitions = _partitions(specs, first, options, step_size, open_files, metadata_threads)
+    partitions = _partitions(specs, first, options, step_size, open_files, metadata_threads, allow_missing)
     if lib == "np":
         return _numpy_dict(partitions, _numpy_meta(first, columns, sample), options)
     dak = require("dask_awkward", feature=_FEATURE, extra="dask")
@@ -368,6 +390,7 @@ def _partitions(
     step_size: int | str,
     open_files: bool,
     threads: int,
+    allow_missing: bool = False,
 ) -> list[Partition]:
     need_size = parse_step_size(step_size)[1] is not None
     metas: dict[int, _FileMeta] = {}
@@ -380,11 +403,23 @@ def _partitions(
         to_open = to_open[1:]
     if to_open:
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(to_open)))) as pool:
-            found = pool.map(lambda i: _file_meta(specs[i][0], specs[i][1], options, need_size), to_open)
-            metas.update(zip(to_open, found, strict=True))
+
+            def meta(i: int) -> _FileMeta | None:
+                try:
+                    return _file_meta(specs[i][0], specs[i][1], options, need_size)
+                except (FileNotFoundError, KeyError):
+                    if allow_missing:
+                        return None
+                    raise
+
+            found = pool.map(meta, to_open)
+            metas.update((i, m) for i, m in zip(to_open, found, strict=True) if m is not None)
+    missing = set(to_open) - set(metas)
     name_of_first = first._origin[1]
     out: list[Partition] = []
     for i, (path, name, extra) in enumerate(specs):
+        if i in missing:
+            continue
         if any(k in extra for k in given):
             location, full = _location_of(path), name or name_of_first
             if "steps" in extra:
