@@ -11,7 +11,10 @@
 //! local file [`MAX_GAP`] and [`MAX_REQUEST`]), overridden by the reader's
 //! options ([`crate::ReadOptions::coalesce_gap`],
 //! [`crate::ReadOptions::max_request`]). Requests are grouped into batches of at
-//! most [`BATCH_BYTES`] (or one request, if larger), each fetched with one
+//! most [`BATCH_BYTES`] or the largest request size, whichever is larger (or
+//! one request, if larger still): a store whose hints ask for requests as
+//! large as a cluster (XRootD, as ROOT reads a cluster in one vectored read)
+//! gets batches that large too. Each batch is fetched with one
 //! vectored call
 //! ([`ReadAt::read_ranges_into`](rntuple_container::ReadAt::read_ranges_into))
 //! into a buffer that is reused batch after batch. A page stored over several
@@ -197,6 +200,7 @@ pub(crate) fn plan_requests(
     let mut current = Batch::default();
     // Bytes of the requests of `current`.
     let mut bytes = 0u64;
+    let batch_limit = BATCH_BYTES.max(hints.max_request);
     // The open range request: (offset, end, index in `current.requests`).
     let mut open: Option<(u64, u64, usize)> = None;
     // Extents of the current batch: (extent, request, start in request).
@@ -225,7 +229,7 @@ pub(crate) fn plan_requests(
             let joins = e.offset >= start
                 && e.offset <= end.saturating_add(hints.coalesce_gap)
                 && new_end - start <= hints.max_request
-                && bytes + (new_end - end) <= BATCH_BYTES;
+                && bytes + (new_end - end) <= batch_limit;
             if joins {
                 bytes += new_end - end;
                 if let Request::Range { len, .. } = &mut current.requests[index] {
@@ -238,7 +242,7 @@ pub(crate) fn plan_requests(
             }
         }
         // A new request, in this batch or the next.
-        if !current.requests.is_empty() && bytes.saturating_add(e.len) > BATCH_BYTES {
+        if !current.requests.is_empty() && bytes.saturating_add(e.len) > batch_limit {
             close(&mut current, &mut batches, &mut pending, &mut placed);
             bytes = 0;
         }

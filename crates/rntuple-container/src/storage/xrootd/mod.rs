@@ -52,11 +52,14 @@ pub const MAX_IN_FLIGHT: usize = 4;
 
 /// Request shape for an XRootD server: reading through a gap of up to
 /// 512 KiB costs a few milliseconds at WAN rates, less than the round trip a
-/// second request costs; 16 MiB per request keeps the bytes in flight
-/// bounded while a `kXR_readv` of up to 1024 chunks amortizes the latency;
-/// [`MAX_IN_FLIGHT`] requests at once on as many connections.
+/// second request costs. Requests (and the reader's batches) of up to
+/// 128 MiB let the pages a read needs from one cluster of ROOT's default
+/// size travel in one `kXR_readv` (up to 1024 chunks of 2 MiB), as ROOT
+/// reads a cluster: the read engine holds at most two batches, so this bounds
+/// its buffers at 256 MiB. [`MAX_IN_FLIGHT`] requests at once on as many
+/// connections when a batch needs several.
 pub const XROOTD_HINTS: IoHints =
-    IoHints { coalesce_gap: 512 << 10, max_request: 16 << 20, max_in_flight: MAX_IN_FLIGHT };
+    IoHints { coalesce_gap: 512 << 10, max_request: 128 << 20, max_in_flight: MAX_IN_FLIGHT };
 
 /// One request on an open session (connection, file handle).
 type Op<'a> = dyn FnMut(&mut Conn, [u8; 4]) -> std::result::Result<Reply, Fail> + 'a;
