@@ -45,8 +45,11 @@ pub const MAX_WAITS: u32 = 10;
 pub const MAX_WAIT_SECONDS: u32 = 30;
 /// New connections tried after a broken one, for one request.
 pub const MAX_RETRIES: u32 = 3;
-/// Largest `kXR_read` sent at once; longer reads are split.
-const MAX_READ: usize = 64 << 20;
+/// Largest `kXR_read` sent at once; longer reads are split. As large as
+/// the largest request ([`XROOTD_HINTS`]), so a contiguous run of a
+/// cluster's pages is one request (the protocol allows up to 2^31-1 bytes;
+/// the server answers in `kXR_oksofar` parts).
+const MAX_READ: usize = 128 << 20;
 /// Connections (each with one request in flight) per open file.
 pub const MAX_IN_FLIGHT: usize = 4;
 
