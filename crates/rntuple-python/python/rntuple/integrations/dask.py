@@ -430,9 +430,9 @@ def _partitions(
                 steps = [(a, min(total, a + every)) for a in range(0, total, every)]
             out += [Partition(location, full, start, stop) for start, stop in steps]
         elif i in metas:
-            meta = metas[i]
-            step = _step_in_entries(step_size, meta.num_entries, meta.nbytes)
-            out += [Partition(meta.location, meta.name, a, b) for a, b in plan_partitions(meta.clusters, step)]
+            fm = metas[i]
+            step = _step_in_entries(step_size, fm.num_entries, fm.nbytes)
+            out += [Partition(fm.location, fm.name, a, b) for a, b in plan_partitions(fm.clusters, step)]
         else:
             out.append(Partition(_location_of(path), name or name_of_first.rpartition(";")[0], 0, None))
     if not out:
