@@ -162,7 +162,7 @@ def test_import_rntuple_stays_light():
 # one command registry, one progress bar, no sideways dependency
 # ---------------------------------------------------------------------------
 
-COMMANDS = ["ls", "show", "dump", "inspect", "verify", "merge", "convert", "draw", "browse", "study", "help"]
+COMMANDS = ["ls", "show", "dump", "inspect", "verify", "merge", "recover", "convert", "draw", "browse", "study", "help"]
 
 
 def test_help_lists_every_command_once():
