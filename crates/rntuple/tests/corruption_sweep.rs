@@ -72,10 +72,12 @@ fn regions(bytes: &[u8]) -> (Vec<&'static str>, Vec<Span>, u64) {
             continue;
         }
         mark(at, u64::from(key.key_len), "key headers");
+        // ROOT writes the key list and the free-segment list under keys without a class name.
         let payload = match key.class_name.as_str() {
-            "TFile" | "TDirectory" | "TDirectoryFile" | "KeysList" => "directories and key lists",
-            "TList" | "StreamerInfo" => "streamer info",
-            "FreeSegments" => "free segments list",
+            _ if at == h.seek_free => "free segments list",
+            _ if at == root.top_directory().seek_keys => "directories and key lists",
+            "TFile" | "TDirectory" | "TDirectoryFile" => "directories and key lists",
+            "TList" if at == h.seek_info => "streamer info",
             "ROOT::RNTuple" => "anchor",
             _ => "other payloads",
         };
