@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let verify = VerifyOptions { read_values: true, max_problems: 20 };
     let report = verify_file(&input, verify, &NoProgress);
-    let _ = inspect_file(&input, None, data.len() % 2 == 0);
+    let _ = inspect_file(&input, None, data.len().is_multiple_of(2));
     let mode = [MergeMode::Strict, MergeMode::Union, MergeMode::Filter][data.len() % 3];
     let options = MergeOptions { mode, overwrite: true, threads: 1, ..Default::default() };
     let merged = merge(&out, &[input.as_path(), input.as_path()], &options, &NoProgress);

@@ -29,7 +29,7 @@ const MAX_DEPTH: usize = 4;
 /// A field with a type drawn from `b`.
 pub fn field(b: &mut Bytes<'_>, depth: usize) -> Field {
     let name = NAMES[b.below(NAMES.len())];
-    Field::new(name, data_type(b, depth), b.u8() % 3 != 0)
+    Field::new(name, data_type(b, depth), !b.u8().is_multiple_of(3))
 }
 
 pub fn data_type(b: &mut Bytes<'_>, depth: usize) -> DataType {
@@ -90,7 +90,7 @@ fn nulls(b: &mut Bytes<'_>, len: usize, nullable: bool) -> Option<NullBuffer> {
     }
     let mut bits = BooleanBufferBuilder::new(len);
     for _ in 0..len {
-        bits.append(b.u8() % 3 != 0);
+        bits.append(!b.u8().is_multiple_of(3));
     }
     Some(NullBuffer::new(bits.finish()))
 }

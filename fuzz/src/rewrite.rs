@@ -31,7 +31,7 @@ impl Rng {
     pub fn new(seed: u64) -> Self {
         Rng(seed)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -42,7 +42,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.next_u64() % n as u64) as usize
         }
     }
     /// A value a careless reader mishandles: 0, 1, the type's maximum and
@@ -57,7 +57,7 @@ impl Rng {
             5 => old.wrapping_add(1) & max,
             6 => old.wrapping_sub(1) & max,
             7 => old.wrapping_mul(2 + self.below(1000) as u64) & max,
-            _ => self.next() & max,
+            _ => self.next_u64() & max,
         }
     }
 }
@@ -268,7 +268,7 @@ fn mutate_page(p: &mut Parsed, rng: &mut Rng) {
         .page_lists
         .iter()
         .flat_map(|pl| pl.page_locations.iter().flatten().flat_map(|c| c.pages.iter()))
-        .map(|pg| (pg.locator.clone(), pg.has_checksum))
+        .map(|pg| (pg.locator, pg.has_checksum))
         .collect();
     let Some((loc, has_checksum)) = pages.get(rng.below(pages.len())).cloned() else {
         return;

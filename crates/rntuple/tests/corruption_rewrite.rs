@@ -18,7 +18,7 @@ use rntuple_container::{MemoryStorage, OpenOptions, RootFile};
 
 fn data(name: &str) -> Vec<u8> {
     let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data")).join(name);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    std::fs::read(&p).expect("a file of tests/data")
 }
 
 /// Opens and reads every RNTuple with checksums verified.

@@ -23,7 +23,7 @@ use rntuple::{RNTupleFile, ReadOptions};
 
 fn data(name: &str) -> Vec<u8> {
     let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data")).join(name);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    std::fs::read(&p).expect("a file of tests/data")
 }
 
 /// Regions of a ROOT file with an RNTuple, in the order later ones override

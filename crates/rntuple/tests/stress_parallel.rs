@@ -14,6 +14,9 @@
 //! A failing seed is reproduced with `STRESS_SEED=<seed> cargo test -p rntuple
 //! --test stress_parallel`; `STRESS_ROUNDS=<n>` runs more seeds.
 
+// The watchdog fails a test by panicking, outside a `#[test]` function.
+#![allow(clippy::panic)]
+
 mod write_support;
 
 use std::collections::HashMap;
