@@ -263,7 +263,7 @@ fn resize_list(p: &mut Parsed, rng: &mut Rng) {
 
 /// Changes bytes inside one page and recomputes the page's checksum, when
 /// it has one.
-fn mutate_page(p: &mut Parsed, rng: &mut Rng) {
+pub fn mutate_page(p: &mut Parsed, rng: &mut Rng) {
     let pages: Vec<(Locator, bool)> = p
         .page_lists
         .iter()
@@ -279,7 +279,7 @@ fn mutate_page(p: &mut Parsed, rng: &mut Rng) {
     let Some(end) = start.checked_add(size) else {
         return;
     };
-    if size == 0 || end + if has_checksum { 8 } else { 0 } > p.bytes.len() {
+    if size == 0 || end.saturating_add(if has_checksum { 8 } else { 0 }) > p.bytes.len() {
         return;
     }
     for _ in 0..1 + rng.below(4) {
