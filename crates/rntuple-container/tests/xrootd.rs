@@ -144,7 +144,7 @@ fn xrootd_backend_against_a_real_server() {
     assert_eq!(id.size, local.len() as u64);
     assert!(id.version.is_some(), "the modification time is the version");
     let hints = f.hints();
-    assert_eq!((hints.coalesce_gap, hints.max_request), (512 << 10, 16 << 20));
+    assert_eq!((hints.coalesce_gap, hints.max_request), (512 << 10, 128 << 20));
     let before = f.transport_stats().unwrap();
     for &(offset, len) in &ranges(50, local.len() as u64, 100_000, 1) {
         let mut buf = vec![0u8; len];
