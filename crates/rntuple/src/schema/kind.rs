@@ -73,6 +73,16 @@ impl FieldKind {
         // The flag is derived from the array size when written (a plan has no flags yet).
         if f.flags & FIELD_FLAG_REPETITIVE != 0 || f.array_size.is_some() {
             let size = f.array_size.unwrap_or(0);
+            // The size a `std::array<T,N>` or `std::bitset<N>` type name states
+            // must be the stored array size (spec "Field Description"): a
+            // hostile size under a small type would make every entry huge.
+            let stated = match parse(tname) {
+                Ok(CppType::Array { size, .. }) | Ok(CppType::Bitset(size)) => Some(size),
+                _ => None,
+            };
+            if let Some(n) = stated.filter(|&n| n != size) {
+                return FieldKind::Unsupported(format!("array size {size} disagrees with type '{tname}' ({n})"));
+            }
             return if num_children == 1 {
                 FieldKind::Array { size }
             } else if num_children == 0 && has_columns {
@@ -160,5 +170,34 @@ mod tests {
             assert_eq!(FieldKind::classify(&f, children, columns), kind, "{type_name}");
         }
         assert_eq!(FieldKind::Unsupported("x".into()).role(), None);
+    }
+
+    /// A stored array size that disagrees with the size the type name states
+    /// is refused (a fuzzed `std::bitset<42>` with a size of billions made a
+    /// 3-entry dump write 9.6 GB); a `T[N]`-style name states none.
+    #[test]
+    fn array_size_must_agree_with_the_type_name() {
+        let field = |type_name: &str, role, size| FieldDescriptor {
+            field_version: 0,
+            type_version: 0,
+            parent_id: 0,
+            role,
+            flags: FIELD_FLAG_REPETITIVE,
+            name: "f".into(),
+            type_name: type_name.into(),
+            type_alias: String::new(),
+            description: String::new(),
+            array_size: Some(size),
+            source_field_id: None,
+            type_checksum: None,
+        };
+        let bad = FieldKind::classify(&field("std::bitset<42>", StructuralRole::Leaf, 3_221_225_472), 0, true);
+        assert!(matches!(&bad, FieldKind::Unsupported(m) if m.contains("disagrees")), "{bad:?}");
+        let bad = FieldKind::classify(&field("std::array<float,3>", StructuralRole::Leaf, 4), 1, false);
+        assert!(matches!(&bad, FieldKind::Unsupported(m) if m.contains("disagrees")), "{bad:?}");
+        let ok = FieldKind::classify(&field("std::bitset<42>", StructuralRole::Leaf, 42), 0, true);
+        assert_eq!(ok, FieldKind::Bitset { size: 42 });
+        let ok = FieldKind::classify(&field("float[5]", StructuralRole::Leaf, 5), 1, false);
+        assert_eq!(ok, FieldKind::Array { size: 5 });
     }
 }
