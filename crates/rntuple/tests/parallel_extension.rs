@@ -382,3 +382,26 @@ fn every_type_reads_like_a_deferred_column_where_it_was_missing() {
     let job = Job { file: path.clone(), ntuple: "t".into(), written: None };
     check(root_dumps(&py, &[job]).pop().expect("one result").unwrap_or_else(|e| panic!("{e}")), "ROOT");
 }
+
+/// A context of the old schema handed a batch that spans several clusters
+/// after an extension: it adopts the newest schema at the first commit inside
+/// the batch, and the rest of the batch gets the new fields' zeros too.
+#[test]
+fn a_context_adopting_at_a_commit_inside_a_batch_completes_the_rest_of_it() {
+    let path = scratch("parallel-extension-inside-a-batch.root");
+    let file = SharedFileWriter::create(&path, WriterOptions::default()).expect("create");
+    let opts = WriteOptions { approx_zipped_cluster_size: 20_000, compression: 0, ..options() };
+    let w = ParallelWriter::new(&file, "t", &old_schema(), &HashMap::new(), opts).expect("writer");
+    let mut a = w.create_fill_context().expect("a");
+    a.write_batch(&old(0..10, 0)).expect("a");
+    w.add_fields(&added_schema(), &HashMap::new(), &[]).expect("add_fields");
+    a.write_batch(&old(10..6000, 0)).expect("a, several clusters");
+    assert_eq!(a.schema().fields().len(), 9, "adopted at a commit inside the batch");
+    a.close().expect("a close");
+    w.close().expect("close");
+    file.finish().expect("finish");
+    let want: HashMap<i64, Value> = (0..6000).map(|id| (id, expected(id, 0, false))).collect();
+    check_rows(&our_dump(&path, "t"), &want, "inside a batch");
+    let f = RNTupleFile::open(&path).expect("open");
+    assert!(f.rntuple("t").expect("t").descriptor().clusters.len() > 2, "the batch spans several clusters");
+}

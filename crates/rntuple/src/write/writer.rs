@@ -451,6 +451,9 @@ impl<'f> RNTupleWriter<'f> {
     }
 
     fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        // A fill context may adopt a newer schema when it commits below: the
+        // rest of the batch then gets the new fields' zero values (`extend`).
+        let mut batch = std::borrow::Cow::Borrowed(batch);
         let n = batch.num_rows();
         let mut a = 0;
         while a < n {
@@ -467,11 +470,11 @@ impl<'f> RNTupleWriter<'f> {
             // end past it (so that the cost follows the cluster, not the
             // batch), then bisect.
             let (mut lo, mut hi) = (a, a + 1);
-            let mut bytes_hi = self.batch_bytes(batch, a, hi);
+            let mut bytes_hi = self.batch_bytes(&batch, a, hi);
             while !stop(bytes_hi) && hi < n {
                 lo = hi;
                 hi = (a + 2 * (hi - a)).min(n);
-                bytes_hi = self.batch_bytes(batch, a, hi);
+                bytes_hi = self.batch_bytes(&batch, a, hi);
             }
             let (m, bytes, full) = if !stop(bytes_hi) {
                 (n, bytes_hi, false)
@@ -479,24 +482,25 @@ impl<'f> RNTupleWriter<'f> {
                 let mut lo = lo + 1;
                 while lo < hi {
                     let mid = lo + (hi - lo) / 2;
-                    if stop(self.batch_bytes(batch, a, mid)) {
+                    if stop(self.batch_bytes(&batch, a, mid)) {
                         hi = mid;
                     } else {
                         lo = mid + 1;
                     }
                 }
-                let bytes = self.batch_bytes(batch, a, lo);
+                let bytes = self.batch_bytes(&batch, a, lo);
                 if mem_room.is_some_and(|r| self.filler.columns.sealed_bound(bytes.mem) > r) {
                     // Entry lo - 1 would not fit: commit before it.
                     if lo - 1 == a {
                         if self.cluster_entries > 0 {
                             self.commit_cluster_inner()?;
+                            self.widen_after_commit(&mut batch)?;
                             continue;
                         }
                         return Err(self.entry_over_budget(a, bytes.mem));
                     }
                     // Appending goes on while the room left is worth it.
-                    (lo - 1, self.batch_bytes(batch, a, lo - 1), false)
+                    (lo - 1, self.batch_bytes(&batch, a, lo - 1), false)
                 } else {
                     (lo, bytes, true)
                 }
@@ -511,6 +515,7 @@ impl<'f> RNTupleWriter<'f> {
             let cramped = c.memory_room().is_some_and(|r| r < c.memory_room_of_empty_cluster() / 8);
             if full || cramped {
                 self.commit_cluster_inner()?;
+                self.widen_after_commit(&mut batch)?;
             }
         }
         Ok(())

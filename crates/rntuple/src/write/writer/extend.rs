@@ -112,19 +112,33 @@ impl RNTupleWriter<'_> {
                 ),
             });
         }
-        let schema = batch.schema();
-        self.check_fields(&schema)?;
-        // The batch's own fields (Utf8 where the schema says LargeUtf8 is
-        // fine), then the fields it lacks with their zero values.
-        let mut fields = SchemaBuilder::from(schema.fields());
+        self.check_fields(&batch.schema())?;
+        self.widen(batch).map(Some)
+    }
+
+    /// `batch`, whose fields are the first of the schema, with the other
+    /// fields' zero values (its own fields keep their Arrow types: Utf8 where
+    /// the schema says LargeUtf8 is fine).
+    fn widen(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let k = batch.num_columns();
+        let mut fields = SchemaBuilder::from(batch.schema().fields());
         let mut columns = batch.columns().to_vec();
         for (f, af) in self.plan.fields.iter().zip(self.arrow_schema.fields()).skip(k) {
             fields.push(af.clone());
             columns.push(zeros(f, af.data_type(), batch.num_rows())?);
         }
-        let widened = RecordBatch::try_new(Arc::new(fields.finish()), columns)
-            .map_err(|e| Error::InvalidArgument { message: format!("internal: zero values of new fields: {e}") })?;
-        Ok(Some(widened))
+        RecordBatch::try_new(Arc::new(fields.finish()), columns)
+            .map_err(|e| Error::InvalidArgument { message: format!("internal: zero values of new fields: {e}") })
+    }
+
+    /// After a commit inside [`RNTupleWriter::write_batch`], where a fill
+    /// context may have adopted a newer schema: the rest of `batch` needs the
+    /// new fields too.
+    pub(super) fn widen_after_commit(&self, batch: &mut std::borrow::Cow<'_, RecordBatch>) -> Result<()> {
+        if batch.num_columns() < self.plan.fields.len() {
+            *batch = std::borrow::Cow::Owned(self.widen(batch)?);
+        }
+        Ok(())
     }
 }
 
