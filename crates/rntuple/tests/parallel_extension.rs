@@ -7,6 +7,9 @@
 //! exists), each entry once with the values written, and the zero values
 //! (written out here, not by the writer) where a field was missing.
 
+// Failures name the row and what differs.
+#![allow(clippy::panic)]
+
 mod write_support;
 
 use std::collections::HashMap;
