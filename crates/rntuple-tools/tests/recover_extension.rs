@@ -12,8 +12,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod kill_support;
+
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
+use kill_support::{committed, log, next_random, run_child};
 use rntuple::container::write::WriterOptions;
 use rntuple::write::{ParallelWriter, SharedFileWriter, WriteOptions};
 use rntuple::RNTupleFile;
@@ -69,13 +71,6 @@ fn options() -> WriteOptions {
     WriteOptions { approx_zipped_cluster_size: 6_000, max_unzipped_page_size: 4096, ..Default::default() }
 }
 
-/// Appends "ctx committed" to the log after every explicit commit returned
-/// (one write(2) per line, as in `recover.rs`).
-fn log(path: &Path, ctx: i64, committed: u64) {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-    f.write_all(format!("{ctx} {committed}\n").as_bytes()).unwrap();
-}
-
 /// The writer run in a child process: `RNTUPLE_CRASH_CHILD=FILE:LOG`.
 #[test]
 fn crash_child() {
@@ -105,17 +100,6 @@ fn crash_child() {
     });
     pw.close().unwrap();
     shared.finish().unwrap();
-}
-
-/// Entries per context that the writer said were committed (whole lines only).
-fn committed(log_path: &Path) -> HashMap<i64, u64> {
-    let mut out = HashMap::new();
-    let text = std::fs::read_to_string(log_path).unwrap_or_default();
-    for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')).map(str::trim_end) {
-        let (ctx, n) = line.split_once(' ').unwrap();
-        out.insert(ctx.parse().unwrap(), n.parse().unwrap());
-    }
-    out
 }
 
 /// Checks that `path` holds, per context, a prefix of its input in order, at
@@ -165,9 +149,7 @@ fn check_values(path: &Path, committed: &HashMap<i64, u64>, what: &str) -> (u64,
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rntuple-recover-extension-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    kill_support::scratch("rntuple-recover-extension", name)
 }
 
 #[derive(Default, Debug)]
@@ -184,17 +166,10 @@ fn kill_at(point: &str, k: usize, tally: &mut Tally) -> Option<PathBuf> {
     let file = scratch(&format!("{k}.root"));
     let log_path = scratch(&format!("{k}.log"));
     let out = scratch(&format!("{k}-recovered.root"));
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
-        .env("RNTUPLE_CRASH_CHILD", format!("{}:{}", file.display(), log_path.display()))
-        .env("RNTUPLE_CRASH_AT", point)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
+    let finished = run_child(&format!("{}:{}", file.display(), log_path.display()), point);
     let what = format!("killed at {point}");
     let committed = committed(&log_path);
-    if status.success() || RNTupleFile::open(&file).is_ok() {
+    if finished || RNTupleFile::open(&file).is_ok() {
         // Past the last event, or after the file header went out: complete.
         let (_, extended) = check_values(&file, &committed, &what);
         assert!(extended, "{what}: a complete file has the added fields");
@@ -263,11 +238,8 @@ fn a_parallel_writer_killed_after_a_late_extension_is_recovered_with_it() {
     let mut extended = None;
     for k in 0..points {
         let (kind, max) = kinds[k % kinds.len()];
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
         // Past the extension mostly: the later half of each kind's events.
-        let nth = max / 2 + 1 + state % (max / 2);
+        let nth = max / 2 + 1 + next_random(&mut state) % (max / 2);
         if let Some(out) = kill_at(&format!("{kind}:{nth}"), k, &mut tally) {
             extended = Some(out);
         }

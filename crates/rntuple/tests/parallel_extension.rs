@@ -162,16 +162,22 @@ fn check_rows(rows: &[Value], want: &HashMap<i64, Value>, what: &str) {
     }
 }
 
+/// ROOT's dump of RNTuple `t` in `path`; `None` without the venv with ROOT.
+fn root_dump(path: &Path) -> Option<Vec<Value>> {
+    let Some(py) = python() else {
+        eprintln!("no venv with ROOT ($RNTUPLE_CACHE/venv): ROOT check skipped");
+        return None;
+    };
+    let job = Job { file: path.to_path_buf(), ntuple: "t".into(), written: None };
+    Some(root_dumps(&py, &[job]).pop().expect("one result").unwrap_or_else(|e| panic!("{e}")))
+}
+
 /// Our reader and ROOT (if there) read `path` as `want` says.
 fn check_file(path: &Path, want: &HashMap<i64, Value>) {
     check_rows(&our_dump(path, "t"), want, &format!("{}: our reader", path.display()));
-    let Some(py) = python() else {
-        eprintln!("no venv with ROOT ($RNTUPLE_CACHE/venv): ROOT check skipped");
-        return;
-    };
-    let job = Job { file: path.to_path_buf(), ntuple: "t".into(), written: None };
-    let root = root_dumps(&py, &[job]).pop().expect("one result").unwrap_or_else(|e| panic!("{e}"));
-    check_rows(&root, want, &format!("{}: ROOT", path.display()));
+    if let Some(root) = root_dump(path) {
+        check_rows(&root, want, &format!("{}: ROOT", path.display()));
+    }
 }
 
 fn options() -> WriteOptions {
@@ -378,12 +384,9 @@ fn every_type_reads_like_a_deferred_column_where_it_was_missing() {
         }
     };
     check(our_dump(&path, "t"), "our reader");
-    let Some(py) = python() else {
-        eprintln!("no venv with ROOT ($RNTUPLE_CACHE/venv): ROOT check skipped");
-        return;
-    };
-    let job = Job { file: path.clone(), ntuple: "t".into(), written: None };
-    check(root_dumps(&py, &[job]).pop().expect("one result").unwrap_or_else(|e| panic!("{e}")), "ROOT");
+    if let Some(root) = root_dump(&path) {
+        check(root, "ROOT");
+    }
 }
 
 /// A context of the old schema handed a batch that spans several clusters

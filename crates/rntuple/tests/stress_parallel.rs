@@ -439,12 +439,13 @@ fn seeds() -> Vec<u64> {
     (0..rounds).map(|r| 0x5EED_0000 + r).collect()
 }
 
-#[test]
-fn many_fill_contexts_random_clusters_every_entry_once() {
+/// Runs the plans `draw` makes for each seed and 2, 5 and 16 contexts, and
+/// checks them with our reader and with ROOT.
+fn stress(draw: fn(u64, usize) -> Plan, salt: u64) {
     let mut written = Vec::new();
     for seed in seeds() {
         for contexts in [2, 5, 16] {
-            let plan = Plan::draw(seed.wrapping_mul(31).wrapping_add(contexts as u64), contexts);
+            let plan = draw(seed.wrapping_mul(salt).wrapping_add(contexts as u64), contexts);
             let out = run_with_watchdog(&plan);
             check_ours(&plan, &out);
             written.push((plan, out));
@@ -453,19 +454,15 @@ fn many_fill_contexts_random_clusters_every_entry_once() {
     check_root(&written);
 }
 
+#[test]
+fn many_fill_contexts_random_clusters_every_entry_once() {
+    stress(Plan::draw, 31);
+}
+
 /// As above, and a thread adds fields twice while the contexts fill.
 #[test]
 fn late_extension_while_others_fill() {
-    let mut written = Vec::new();
-    for seed in seeds() {
-        for contexts in [2, 5, 16] {
-            let plan = Plan::draw_extending(seed.wrapping_mul(37).wrapping_add(contexts as u64), contexts);
-            let out = run_with_watchdog(&plan);
-            check_ours(&plan, &out);
-            written.push((plan, out));
-        }
-    }
-    check_root(&written);
+    stress(Plan::draw_extending, 37);
 }
 
 /// The watchdog fails a run that blocks instead of waiting for it.
