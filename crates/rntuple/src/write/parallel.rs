@@ -97,11 +97,11 @@ impl ParallelWriter {
 
     /// Adds top-level fields (written ones from `schema`, as `overrides`
     /// say, and `projections`), as [`RNTupleWriter::add_fields`] does, while
-    /// contexts may be filling on other threads. Fields added before the
-    /// first cluster is committed, or after, go into the footer's schema
-    /// extension (the header is written already), their columns deferred to
-    /// the entries committed so far (spec "Schema Extension Record Frame",
-    /// "Column Description" flag 0x01). Contexts created from now on take
+    /// contexts may be filling on other threads. The header is written
+    /// already, so the fields go into the footer's schema extension (spec
+    /// "Schema Extension Record Frame"), their columns deferred to the
+    /// entries committed so far (spec "Column Description" flag 0x01; not
+    /// deferred when none are). Contexts created from now on take
     /// the newest schema ([`ParallelWriter::schema`]); older contexts adopt
     /// it as the type's docs say. All or nothing: a refused addition (a name
     /// taken, a type not writable, a memory budget too small for the new

@@ -14,7 +14,9 @@
 //! values ROOT reads for a deferred column's entries before its first
 //! element, so the cluster is complete. A context accepts batches of any
 //! schema the writer had up to the one it takes now; the fields a batch
-//! lacks get zero values.
+//! lacks get zero values. The price of adopting at a commit: the zero pages
+//! of the new columns for the open cluster are filled and sealed under the
+//! lock, once per context and extension.
 
 use std::sync::Arc;
 
