@@ -11,8 +11,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod kill_support;
+
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use arrow_array::builder::{Int32Builder, ListBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, Float64Array, Int64Array, ListArray, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
+use kill_support::{committed, log, next_random, run_child};
 use rntuple::container::write::journal::journal_path;
 use rntuple::container::write::WriterOptions;
 use rntuple::write::{ParallelWriter, RNTupleWriter, SharedFileWriter, WriteOptions};
@@ -70,14 +72,6 @@ fn options() -> WriteOptions {
     WriteOptions { approx_zipped_cluster_size: 6_000, max_unzipped_page_size: 4096, ..Default::default() }
 }
 
-/// Appends "ctx committed" to the log after every explicit commit returned.
-fn log(path: &Path, ctx: i64, committed: u64) {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-    // One write(2) per line: `writeln!` on a File writes the pieces of the
-    // format one by one, and a kill between them left a torn line.
-    f.write_all(format!("{ctx} {committed}\n").as_bytes()).unwrap();
-}
-
 /// The writer run in a child process: `RNTUPLE_CRASH_CHILD=single|parallel:FILE:LOG`.
 #[test]
 fn crash_child() {
@@ -112,20 +106,6 @@ fn crash_child() {
         pw.close().unwrap();
     }
     shared.finish().unwrap();
-}
-
-/// Entries per context that the writer said were committed.
-fn committed(log_path: &Path) -> HashMap<i64, u64> {
-    let mut out = HashMap::new();
-    let text = std::fs::read_to_string(log_path).unwrap_or_default();
-    // Only whole lines: a line the kill cut short was being logged after a
-    // commit that the line before it already covers (counts only grow).
-    for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')).map(str::trim_end) {
-        let mut it = line.split(' ');
-        let (ctx, n): (i64, u64) = (it.next().unwrap().parse().unwrap(), it.next().unwrap().parse().unwrap());
-        out.insert(ctx, n);
-    }
-    out
 }
 
 /// Entry `row` of a batch as read: (y, v, s).
@@ -174,17 +154,7 @@ fn check_values(path: &Path, committed: &HashMap<i64, u64>, what: &str) -> u64 {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rntuple-recover-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-/// A small deterministic generator (no dependency).
-fn next_random(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
+    kill_support::scratch("rntuple-recover", name)
 }
 
 #[derive(Default, Debug)]
@@ -200,17 +170,10 @@ fn kill_at(mode: &str, point: &str, k: usize, tally: &mut Tally) {
     let log_path = scratch(&format!("{mode}-{k}.log"));
     let out = scratch(&format!("{mode}-{k}-recovered.root"));
     let _ = std::fs::remove_file(&log_path);
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
-        .env("RNTUPLE_CRASH_CHILD", format!("{mode}:{}:{}", file.display(), log_path.display()))
-        .env("RNTUPLE_CRASH_AT", point)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
+    let finished = run_child(&format!("{mode}:{}:{}", file.display(), log_path.display()), point);
     let what = format!("{mode} killed at {point}");
     let committed = committed(&log_path);
-    if status.success() {
+    if finished {
         // The point was past the last event: the file is complete.
         check_values(&file, &committed, &what);
         assert!(!journal_path(&file).exists(), "{what}: a finished file keeps no journal");

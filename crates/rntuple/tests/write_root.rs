@@ -10,7 +10,6 @@
 mod write_support;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
@@ -20,57 +19,6 @@ use rntuple::write::{FieldOverride, ParallelWriter, RNTupleWriter, RealEncoding,
 use rntuple_container::write::{FileWriter, WriterOptions};
 use serde_json::Value;
 use write_support::*;
-
-fn dumper() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/reference/root_dump.py"))
-}
-
-/// One dump job: the file, the RNTuple, what we expect (None: only compare
-/// with our reader).
-struct Job {
-    file: PathBuf,
-    ntuple: String,
-    written: Option<Vec<Value>>,
-}
-
-/// Runs ROOT on all jobs in one process; returns per job the parsed entries
-/// or the error / skipped fields ROOT reported.
-fn root_dumps(py: &Path, jobs: &[Job]) -> Vec<Result<Vec<Value>, String>> {
-    let dir = scratch("root-dumps");
-    std::fs::create_dir_all(&dir).expect("dump dir");
-    let spec: Vec<Value> = jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| {
-            serde_json::json!({
-                "file": j.file.to_string_lossy(),
-                "ntuple": j.ntuple,
-                "out": dir.join(format!("{i}.jsonl")).to_string_lossy(),
-            })
-        })
-        .collect();
-    let jobs_path = dir.join("jobs.json");
-    std::fs::write(&jobs_path, serde_json::to_string(&spec).expect("jobs")).expect("write jobs");
-    let out = Command::new(py).arg(dumper()).arg("--batch").arg(&jobs_path).output().expect("run root_dump.py");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    (0..jobs.len())
-        .map(|i| {
-            let out = dir.join(format!("{i}.jsonl"));
-            if let Ok(e) = std::fs::read_to_string(dir.join(format!("{i}.jsonl.error"))) {
-                return Err(format!("ROOT failed: {e}\n{stderr}"));
-            }
-            let meta: Value = std::fs::read_to_string(dir.join(format!("{i}.jsonl.meta.json")))
-                .ok()
-                .and_then(|m| serde_json::from_str(&m).ok())
-                .ok_or_else(|| format!("no metadata from root_dump.py (status {}):\n{stderr}", out.display()))?;
-            if meta["skipped_fields"].as_object().is_some_and(|m| !m.is_empty()) {
-                return Err(format!("ROOT could not read fields: {}", meta["skipped_fields"]));
-            }
-            let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}\n{stderr}", out.display()))?;
-            Ok(text.lines().map(|l| serde_json::from_str(l).expect("json line from ROOT")).collect())
-        })
-        .collect()
-}
 
 fn small(compression: u32) -> WriteOptions {
     WriteOptions {

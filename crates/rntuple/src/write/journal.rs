@@ -16,7 +16,11 @@
 //!
 //! The page list holds the cluster's summary (first entry, entries) and the
 //! locators of its pages in the file, as the page list written at the end
-//! will; the footer carries the fields added since the header.
+//! will; the footer carries the fields added since the header. A parallel
+//! writer extends its schema and records clusters under one lock, so each
+//! record's footer declares exactly the columns its cluster carries (deferred
+//! to the entries of the records before the extension), and `recover` keeps
+//! the extension with the last cluster it keeps.
 
 use rntuple_format::model::{EnvelopeLink, Locator};
 use rntuple_format::{Error, Result};

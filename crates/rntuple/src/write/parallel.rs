@@ -10,7 +10,7 @@ use arrow_schema::Schema as ArrowSchema;
 use rntuple_format::{Error, Result};
 
 use super::budget::MemoryUse;
-use super::options::{FieldOverride, WriteOptions};
+use super::options::{FieldOverride, Projection, WriteOptions};
 use super::shared::SharedFileWriter;
 use super::writer::{lock_main, RNTupleWriter};
 use crate::attributes::AttributeRange;
@@ -28,8 +28,22 @@ use crate::attributes::AttributeRange;
 /// writes the page lists, the footer and the anchor once every context is
 /// closed or dropped. A context dropped without [`FillContext::close`]
 /// commits its last cluster (ROOT's fill context does so in its destructor);
-/// if that fails, the parallel writer fails at `close`. The schema is fixed:
-/// fields cannot be added. `memory_budget` applies to each context.
+/// if that fails, the parallel writer fails at `close`. `memory_budget`
+/// applies to each context.
+///
+/// Fields can be added while contexts fill ([`ParallelWriter::add_fields`],
+/// late schema extension, which ROOT's `RNTupleParallelWriter` lacks): the
+/// extension happens under the commit lock, at the cluster boundary of the
+/// entries committed so far, to which the new columns are deferred; every
+/// cluster committed afterwards carries them for all its entries. A context
+/// created before takes batches of its schema until it adopts the newest:
+/// when it is handed a batch with the new fields, or when it commits a
+/// cluster after the extension. Its entries without the new fields then get
+/// their zero values (0, empty strings and collections, empty optionals,
+/// variants in the invalid state), the values ROOT reads for a deferred
+/// column. A context also takes batches of any earlier schema, the fields
+/// they lack filled with zero values.
+///
 /// Attribute sets are created and filled on the parallel writer itself
 /// ([`ParallelWriter::create_attribute_set`]), over the entries committed.
 ///
@@ -79,6 +93,31 @@ impl ParallelWriter {
         let mut w = RNTupleWriter::new_shared(file, name, schema, overrides, options)?;
         w.write_header_now()?;
         Ok(ParallelWriter { main: Arc::new(Mutex::new(w)) })
+    }
+
+    /// Adds top-level fields (written ones from `schema`, as `overrides`
+    /// say, and `projections`), as [`RNTupleWriter::add_fields`] does, while
+    /// contexts may be filling on other threads. The header is written
+    /// already, so the fields go into the footer's schema extension (spec
+    /// "Schema Extension Record Frame"), their columns deferred to the
+    /// entries committed so far (spec "Column Description" flag 0x01; not
+    /// deferred when none are). Contexts created from now on take
+    /// the newest schema ([`ParallelWriter::schema`]); older contexts adopt
+    /// it as the type's docs say. All or nothing: a refused addition (a name
+    /// taken, a type not writable, a memory budget too small for the new
+    /// columns) changes nothing.
+    pub fn add_fields(
+        &self,
+        schema: &ArrowSchema,
+        overrides: &HashMap<String, FieldOverride>,
+        projections: &[Projection],
+    ) -> Result<()> {
+        lock_main(&self.main)?.add_fields_parallel(schema, overrides, projections)
+    }
+
+    /// The newest schema of the batches: the one new contexts take.
+    pub fn schema(&self) -> Result<ArrowSchema> {
+        Ok(lock_main(&self.main)?.schema().clone())
     }
 
     /// A new context to fill entries with (on any thread).
@@ -147,9 +186,18 @@ impl FillContext {
         self.inner.as_mut().ok_or_else(|| Error::InvalidArgument { message: "the fill context is closed".into() })
     }
 
-    /// Appends the entries of `batch` (the writer's schema).
+    /// Appends the entries of `batch`: of the schema the context takes
+    /// ([`FillContext::schema`]), of an earlier one of the writer (the
+    /// fields it lacks get zero values), or of a newer one, which the
+    /// context then adopts ([`ParallelWriter`]).
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.inner()?.write_batch(batch)
+    }
+
+    /// The schema the context takes now: the writer's when the context was
+    /// created or last adopted the newest one. Empty once closed.
+    pub fn schema(&self) -> ArrowSchema {
+        self.inner.as_ref().map_or_else(ArrowSchema::empty, |w| w.schema().clone())
     }
 
     /// Commits the entries appended since the last cluster as a cluster of

@@ -26,6 +26,7 @@ use super::BlobSink;
 use crate::attributes::PendingSets;
 
 mod commit;
+mod extend;
 #[cfg(test)]
 pub(crate) use commit::footer_envelope;
 
@@ -82,6 +83,10 @@ pub struct RNTupleWriter<'f> {
     /// Whether committed clusters are journaled (not those of attribute
     /// sets, written at `close`: a crash then loses their RNTuple anyway).
     journal: bool,
+    /// Top-level written fields of each schema the batches had: at creation
+    /// and after each [`RNTupleWriter::add_fields`] that added some (a fill
+    /// context accepts batches of each, see `extend`).
+    schema_versions: Vec<usize>,
 }
 
 /// The header envelope as written, and how much of the schema it holds (the
@@ -181,6 +186,7 @@ impl RNTupleWriter<'static> {
             poisoned: false,
             attribute_sets: PendingSets::default(),
             journal: true,
+            schema_versions: m.schema_versions.clone(),
         })
     }
 
@@ -243,6 +249,7 @@ impl<'f> RNTupleWriter<'f> {
         let filler = Filler { columns, counts: vec![0; plan.schema.fields.len()] };
         let scale = if options.compressed() { 2 } else { 1 };
         let unzipped_estimate = options.approx_zipped_cluster_size.saturating_mul(scale);
+        let schema_versions = vec![plan.fields.len()];
         Ok(RNTupleWriter {
             sink,
             name: name.to_string(),
@@ -262,6 +269,7 @@ impl<'f> RNTupleWriter<'f> {
             poisoned: false,
             attribute_sets: PendingSets::default(),
             journal: true,
+            schema_versions,
         })
     }
 
@@ -301,7 +309,7 @@ impl<'f> RNTupleWriter<'f> {
     /// Frame"), their columns deferred to the entries written so far (spec
     /// "Column Description", flag 0x01): ROOT reads the earlier entries as
     /// zero values (0, empty collections and strings, empty optionals,
-    /// variants in their first alternative's zero value). All or nothing:
+    /// variants in the invalid state: switch tag 0). All or nothing:
     /// a refused addition leaves the writer as it was.
     pub fn add_fields(
         &mut self,
@@ -323,6 +331,9 @@ impl<'f> RNTupleWriter<'f> {
             merged.push(f.clone());
         }
         self.arrow_schema = merged.finish().with_metadata(self.arrow_schema.metadata().clone());
+        if self.schema_versions.last() != Some(&self.plan.fields.len()) {
+            self.schema_versions.push(self.plan.fields.len());
+        }
         self.filler.counts.resize(self.plan.schema.fields.len(), 0);
         let r = self.filler.columns.add(&self.plan.columns[old_columns..], &self.options);
         self.guard(r)
@@ -391,6 +402,8 @@ impl<'f> RNTupleWriter<'f> {
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         crash_point(CrashPoint::Fill);
         self.usable()?;
+        let widened = self.context_batch(batch)?;
+        let batch = widened.as_ref().unwrap_or(batch);
         self.check_schema(batch)?;
         if batch.num_rows() == 0 {
             return Ok(());
@@ -411,6 +424,12 @@ impl<'f> RNTupleWriter<'f> {
                 ),
             });
         }
+        self.check_fields(&schema)
+    }
+
+    /// Checks the batch columns of `schema` against the first fields of the
+    /// writer's schema, by name and type.
+    fn check_fields(&self, schema: &ArrowSchema) -> Result<()> {
         for (f, af) in self.plan.fields.iter().zip(schema.fields()) {
             if f.name != *af.name() {
                 return Err(Error::InvalidArgument {
@@ -432,6 +451,9 @@ impl<'f> RNTupleWriter<'f> {
     }
 
     fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        // A fill context may adopt a newer schema when it commits below: the
+        // rest of the batch then gets the new fields' zero values (`extend`).
+        let mut batch = std::borrow::Cow::Borrowed(batch);
         let n = batch.num_rows();
         let mut a = 0;
         while a < n {
@@ -448,11 +470,11 @@ impl<'f> RNTupleWriter<'f> {
             // end past it (so that the cost follows the cluster, not the
             // batch), then bisect.
             let (mut lo, mut hi) = (a, a + 1);
-            let mut bytes_hi = self.batch_bytes(batch, a, hi);
+            let mut bytes_hi = self.batch_bytes(&batch, a, hi);
             while !stop(bytes_hi) && hi < n {
                 lo = hi;
                 hi = (a + 2 * (hi - a)).min(n);
-                bytes_hi = self.batch_bytes(batch, a, hi);
+                bytes_hi = self.batch_bytes(&batch, a, hi);
             }
             let (m, bytes, full) = if !stop(bytes_hi) {
                 (n, bytes_hi, false)
@@ -460,24 +482,25 @@ impl<'f> RNTupleWriter<'f> {
                 let mut lo = lo + 1;
                 while lo < hi {
                     let mid = lo + (hi - lo) / 2;
-                    if stop(self.batch_bytes(batch, a, mid)) {
+                    if stop(self.batch_bytes(&batch, a, mid)) {
                         hi = mid;
                     } else {
                         lo = mid + 1;
                     }
                 }
-                let bytes = self.batch_bytes(batch, a, lo);
+                let bytes = self.batch_bytes(&batch, a, lo);
                 if mem_room.is_some_and(|r| self.filler.columns.sealed_bound(bytes.mem) > r) {
                     // Entry lo - 1 would not fit: commit before it.
                     if lo - 1 == a {
                         if self.cluster_entries > 0 {
                             self.commit_cluster_inner()?;
+                            self.widen_after_commit(&mut batch)?;
                             continue;
                         }
                         return Err(self.entry_over_budget(a, bytes.mem));
                     }
                     // Appending goes on while the room left is worth it.
-                    (lo - 1, self.batch_bytes(batch, a, lo - 1), false)
+                    (lo - 1, self.batch_bytes(&batch, a, lo - 1), false)
                 } else {
                     (lo, bytes, true)
                 }
@@ -492,6 +515,7 @@ impl<'f> RNTupleWriter<'f> {
             let cramped = c.memory_room().is_some_and(|r| r < c.memory_room_of_empty_cluster() / 8);
             if full || cramped {
                 self.commit_cluster_inner()?;
+                self.widen_after_commit(&mut batch)?;
             }
         }
         Ok(())

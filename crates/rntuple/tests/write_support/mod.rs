@@ -443,3 +443,58 @@ pub fn page_extents(
     }
     out
 }
+
+/// `tests/reference/root_dump.py`: ROOT's reader printing the canonical dump.
+pub fn dumper() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/reference/root_dump.py"))
+}
+
+/// One dump job: the file, the RNTuple, what we expect (None: only compare
+/// with our reader).
+pub struct Job {
+    pub file: PathBuf,
+    pub ntuple: String,
+    pub written: Option<Vec<Value>>,
+}
+
+/// Runs ROOT on all jobs in one process; returns per job the parsed entries
+/// or the error / skipped fields ROOT reported.
+pub fn root_dumps(py: &std::path::Path, jobs: &[Job]) -> Vec<Result<Vec<Value>, String>> {
+    // One directory per first file: tests of one binary run in parallel.
+    let stem = jobs.first().and_then(|j| j.file.file_stem()).map(|s| s.to_string_lossy().into_owned());
+    let dir = scratch(&format!("root-dumps-{}", stem.unwrap_or_default()));
+    std::fs::create_dir_all(&dir).expect("dump dir");
+    let spec: Vec<Value> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            serde_json::json!({
+                "file": j.file.to_string_lossy(),
+                "ntuple": j.ntuple,
+                "out": dir.join(format!("{i}.jsonl")).to_string_lossy(),
+            })
+        })
+        .collect();
+    let jobs_path = dir.join("jobs.json");
+    std::fs::write(&jobs_path, serde_json::to_string(&spec).expect("jobs")).expect("write jobs");
+    let out =
+        std::process::Command::new(py).arg(dumper()).arg("--batch").arg(&jobs_path).output().expect("run root_dump.py");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    (0..jobs.len())
+        .map(|i| {
+            let out = dir.join(format!("{i}.jsonl"));
+            if let Ok(e) = std::fs::read_to_string(dir.join(format!("{i}.jsonl.error"))) {
+                return Err(format!("ROOT failed: {e}\n{stderr}"));
+            }
+            let meta: Value = std::fs::read_to_string(dir.join(format!("{i}.jsonl.meta.json")))
+                .ok()
+                .and_then(|m| serde_json::from_str(&m).ok())
+                .ok_or_else(|| format!("no metadata from root_dump.py (status {}):\n{stderr}", out.display()))?;
+            if meta["skipped_fields"].as_object().is_some_and(|m| !m.is_empty()) {
+                return Err(format!("ROOT could not read fields: {}", meta["skipped_fields"]));
+            }
+            let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}\n{stderr}", out.display()))?;
+            Ok(text.lines().map(|l| serde_json::from_str(l).expect("json line from ROOT")).collect())
+        })
+        .collect()
+}

@@ -17,13 +17,22 @@ impl RNTupleWriter<'_> {
         if self.cluster_entries == 0 {
             return Ok(());
         }
-        let columns = self.filler.columns.finish_cluster()?;
+        let mut columns = self.filler.columns.finish_cluster()?;
         let entries = self.cluster_entries;
         let written = match &self.sink {
             Sink::Context(main) => {
                 // Clusters of fill contexts are appended in commit order.
-                let mut main = lock_main(main)?;
+                let main = Arc::clone(main);
+                let mut main = lock_main(&main)?;
                 main.usable()?;
+                // Fields added since this context last looked: its entries
+                // get their zero values, so that the cluster carries every
+                // column of the schema it is recorded under (`extend`).
+                if self.adopt(&main)? {
+                    let added = self.filler.columns.finish_cluster()?;
+                    let known = columns.len();
+                    columns.extend(added.into_iter().skip(known));
+                }
                 let r = main.record_cluster(&columns, entries, true);
                 main.guard(r)?
             }
@@ -49,6 +58,16 @@ impl RNTupleWriter<'_> {
     /// comes from a fill context, so its entries and column elements are
     /// numbered here, after those recorded before.
     pub(super) fn record_cluster(&mut self, columns: &[ClusterColumn], entries: u64, parallel: bool) -> Result<u64> {
+        if columns.len() != self.plan.columns.len() {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "internal: a cluster of {} columns for RNTuple '{}' of {} columns",
+                    columns.len(),
+                    self.name,
+                    self.plan.columns.len()
+                ),
+            });
+        }
         let merge = self.options.same_page_merging && self.options.page_checksums;
         let (pages, written) = write_cluster_pages(self.sink.get()?, columns, merge)?;
         let mut ranges = Vec::with_capacity(columns.len());
