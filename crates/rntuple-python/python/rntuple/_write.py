@@ -36,6 +36,7 @@ from ._write_input import _conform, _is_schema_only, _schema_and_overrides, _sch
 
 if TYPE_CHECKING:
     from ._attributes import AttributeSetWriter
+    from ._parallel import ParallelWriter
 
 __all__ = ["RNTupleWriter", "WritableFile", "compression_setting", "recreate", "schema_of"]
 
@@ -370,7 +371,7 @@ class WritableFile:
         key_size = None if max_key_size is None else parse_memory_size(max_key_size)
         self._inner: _lib.FileWriter | None = _lib.FileWriter(self._path, setting, key_size)
         self._compression = setting
-        self._writers: list[RNTupleWriter] = []
+        self._writers: list[RNTupleWriter | ParallelWriter] = []
         _OPEN_FILES.add(self)
 
     def __repr__(self) -> str:
@@ -500,6 +501,22 @@ class WritableFile:
                 writer.abandon()
                 raise
         return writer
+
+    def mkrntuple_parallel(
+        self,
+        name: str,
+        data_or_schema: Any,
+        *,
+        types: Mapping[str, TypeSpec] | None = None,
+        representations: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> ParallelWriter:
+        """Starts the RNTuple ``name`` to be filled from several threads: a ``ParallelWriter``
+        (``rntuple._parallel``) whose ``fill_context()``s each fill their own clusters. Arguments as
+        for ``mkrntuple``, without ``projections``; data given are written through one context."""
+        from ._parallel import mkrntuple_parallel
+
+        return mkrntuple_parallel(self, name, data_or_schema, types, representations, options)
 
     def __setitem__(self, name: str, data: Any) -> None:
         """Writes ``data`` as the RNTuple ``name`` with the file's default options."""
