@@ -14,6 +14,7 @@ returned, each once, a prefix of each context's entries.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -152,23 +153,30 @@ def kill_and_recover(tmp_path, point, k):
     path, log, out = tmp_path / f"w{k}.root", tmp_path / f"w{k}.log", tmp_path / f"w{k}-recovered.root"
     proc = run_writer(path, log, point)
     n_committed = committed(log)
-    if proc.returncode == 0:
-        return "completed", path, check_values(path, n_committed)
-    assert proc.returncode == -9, proc.stderr[-2000:]
+    check = functools.partial(check_values, at_least=n_committed)
+    return judge_killed(path, out, proc.returncode, proc.stderr, point, check, n_committed > 0)
+
+
+def judge_killed(path, out, code, stderr, point, check, anything_committed):
+    """What a writer that ended with ``code`` left: ("completed" | "nothing" | "recovered", file, entries).
+    ``check(file)`` checks the values of a file and returns its entries."""
+    if code == 0:
+        return "completed", path, check(path)
+    assert code == -9, stderr[-2000:]
     try:
         rntuple.open(path).close()
     except rntuple.RNTupleError as e:
         assert "not completed" in str(e)
     else:  # killed after the file header was written
-        return "completed", path, check_values(path, n_committed)
+        return "completed", path, check(path)
     try:
         report = rntuple.recover(path, out)
     except ValueError as e:  # nothing committed: no journal, or no cluster in it
-        assert n_committed == 0, f"{point}: committed entries lost: {e}"
+        assert not anything_committed, f"{point}: committed entries lost: {e}"
         assert not out.exists()
         return "nothing", None, 0
     assert report["state"] == "unfinished" and report["output"] == str(out)
-    n = check_values(out, n_committed)
+    n = check(out)
     assert report["entries"] == n, report["text"]
     return "recovered", out, n
 
@@ -239,23 +247,8 @@ def kill_parallel_and_recover(tmp_path, point, k, rng):
         child.kill()
         code, stderr = child.wait(), child.stderr.read().decode() if child.stderr else ""
     blocks = logged_blocks(log)
-    if code == 0:
-        return "completed", path, check_parallel_values(path, blocks)
-    assert code == -9, stderr[-2000:]
-    try:
-        rntuple.open(path).close()
-    except rntuple.RNTupleError as e:
-        assert "not completed" in str(e)
-    else:  # killed after the file header was written
-        return "completed", path, check_parallel_values(path, blocks)
-    try:
-        report = rntuple.recover(path, out)
-    except ValueError as e:  # nothing committed
-        assert not blocks, f"{point}: committed entries lost: {e}"
-        return "nothing", None, 0
-    n = check_parallel_values(out, blocks)
-    assert report["state"] == "unfinished" and report["entries"] == n, report["text"]
-    return "recovered", out, n
+    check = functools.partial(check_parallel_values, blocks=blocks)
+    return judge_killed(path, out, code, stderr, point, check, bool(blocks))
 
 
 def test_killed_python_parallel_writer_is_recovered_and_root_reads_it(tmp_path):

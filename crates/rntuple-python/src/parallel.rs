@@ -16,13 +16,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arrow_schema::SchemaRef;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 use rntuple::write::{FillContext, ParallelWriter};
-use rntuple::AttributeRange;
 
+use crate::attrs::attribute_ranges;
 use crate::write::{parse_options, parse_overrides, to_py_write, Failure, PyFileWriter};
 
 enum WriterState {
@@ -180,12 +179,8 @@ impl PyParallelWriter {
         starts: Vec<u64>,
         lengths: Vec<u64>,
     ) -> PyResult<()> {
-        if starts.len() != lengths.len() {
-            return Err(PyValueError::new_err("starts and lengths differ in length"));
-        }
+        let ranges = attribute_ranges(&starts, &lengths)?;
         let batch = batch.into_inner();
-        let ranges: Vec<AttributeRange> =
-            starts.iter().zip(&lengths).map(|(&s, &l)| AttributeRange::new(s, l)).collect();
         self.with_open(py, move |w| w.commit_attributes(&name, &batch, &ranges))
     }
 

@@ -27,10 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from . import _lib
-from ._write import TypeSpec, _options, _overrides
+from ._write import TypeSpec, _options, _overrides, _Writer
 from ._write_input import _conform, _is_schema_only, _schema_and_overrides, _table_of
 
 if TYPE_CHECKING:
@@ -111,7 +109,7 @@ class FillContext:
         self._inner.close()
 
 
-class ParallelWriter:
+class ParallelWriter(_Writer):
     """One RNTuple filled by several :class:`FillContext`; made by ``WritableFile.mkrntuple_parallel``.
 
     ``fill_context()`` makes a context (one per thread); ``num_entries`` counts
@@ -122,41 +120,11 @@ class ParallelWriter:
     the RNTuple (it will not be in the file).
     """
 
-    def __init__(self, inner: _lib.ParallelWriter, file: WritableFile) -> None:
-        self._inner = inner
-        self._file = file
-        self._schema: pa.Schema = pa.schema(inner.schema)
+    _inner: _lib.ParallelWriter
 
     def __repr__(self) -> str:
         state = f"{self.state}, {self.num_entries} entries committed, {self.open_contexts} open contexts"
         return f"<rntuple.ParallelWriter {self.name!r} in {self._file.path!r} ({state})>"
-
-    def __enter__(self) -> ParallelWriter:
-        return self
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abandon()
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def schema(self) -> pa.Schema:
-        """The Arrow schema of the RNTuple's fields (fixed)."""
-        return self._schema
-
-    @property
-    def state(self) -> str:
-        """``"open"``, ``"closed"``, ``"abandoned"`` or ``"failed"``."""
-        return self._inner.state
-
-    @property
-    def closed(self) -> bool:
-        return self.state != "open"
 
     @property
     def num_entries(self) -> int:
@@ -189,15 +157,6 @@ class ParallelWriter:
         from ._attributes import create_attribute_set
 
         return create_attribute_set(self, name, data_or_schema, types, representations)
-
-    def close(self) -> None:
-        """Writes the page lists, footer and anchor (no-op when closed); ``ValueError`` while
-        fill contexts are open."""
-        self._inner.close()
-
-    def abandon(self) -> None:
-        """Gives the RNTuple up: it will not be in the file."""
-        self._inner.abandon()
 
 
 def mkrntuple_parallel(

@@ -25,7 +25,7 @@ import os
 import warnings
 import weakref
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import pyarrow as pa
@@ -218,15 +218,10 @@ def _bits(path: str, bits: Any) -> int:
 # ---------------------------------------------------------------------------
 
 
-class RNTupleWriter:
-    """One RNTuple being written; made by ``WritableFile.mkrntuple``.
+class _Writer:
+    """What the writers of one RNTuple share (``RNTupleWriter``, ``rntuple._parallel.ParallelWriter``)."""
 
-    ``extend(batch)`` appends entries; ``close()`` (or leaving its ``with``
-    block) writes the RNTuple's footer and anchor. An exception that leaves
-    the ``with`` block abandons the RNTuple: it will not be in the file.
-    """
-
-    def __init__(self, inner: _lib.RNTupleWriter, file: WritableFile) -> None:
+    def __init__(self, inner: Any, file: WritableFile) -> None:
         self._inner = inner
         self._file = file
         self._schema: pa.Schema = pa.schema(inner.schema)
@@ -235,7 +230,7 @@ class RNTupleWriter:
         state = f"{self.state}, {self.num_entries} entries"
         return f"<rntuple.RNTupleWriter {self.name!r} in {self._file.path!r} ({state})>"
 
-    def __enter__(self) -> RNTupleWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
@@ -267,6 +262,25 @@ class RNTupleWriter:
     def num_entries(self) -> int:
         """Entries written so far."""
         return self._inner.num_entries
+
+    def close(self) -> None:
+        """Writes the RNTuple's last cluster, page lists, footer and anchor (no-op when closed)."""
+        self._inner.close()
+
+    def abandon(self) -> None:
+        """Gives the RNTuple up: it will not be in the file (its bytes written so far stay as dead space)."""
+        self._inner.abandon()
+
+
+class RNTupleWriter(_Writer):
+    """One RNTuple being written; made by ``WritableFile.mkrntuple``.
+
+    ``extend(batch)`` appends entries; ``close()`` (or leaving its ``with``
+    block) writes the RNTuple's footer and anchor. An exception that leaves
+    the ``with`` block abandons the RNTuple: it will not be in the file.
+    """
+
+    _inner: _lib.RNTupleWriter
 
     @property
     def memory_use(self) -> dict[str, int] | None:
@@ -332,14 +346,6 @@ class RNTupleWriter:
     def commit_cluster(self) -> None:
         """Ends the current cluster here (clusters otherwise end by size)."""
         self._inner.commit_cluster()
-
-    def close(self) -> None:
-        """Writes the RNTuple's last cluster, page lists, footer and anchor (no-op when closed)."""
-        self._inner.close()
-
-    def abandon(self) -> None:
-        """Gives the RNTuple up: it will not be in the file (its bytes written so far stay as dead space)."""
-        self._inner.abandon()
 
 
 class WritableFile:
@@ -511,9 +517,8 @@ class WritableFile:
         representations: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> ParallelWriter:
-        """Starts the RNTuple ``name`` to be filled from several threads: a ``ParallelWriter``
-        (``rntuple._parallel``) whose ``fill_context()``s each fill their own clusters. Arguments as
-        for ``mkrntuple``, without ``projections``; data given are written through one context."""
+        """Starts the RNTuple ``name`` to be filled by several threads (``rntuple._parallel``); arguments
+        as for ``mkrntuple`` but ``projections``; data given are written through one fill context."""
         from ._parallel import mkrntuple_parallel
 
         return mkrntuple_parallel(self, name, data_or_schema, types, representations, options)
