@@ -261,3 +261,24 @@ def test_file_close_closes_the_parallel_writer_and_an_exception_abandons_it(tmp_
     with rntuple.open(path) as f:
         assert [k.split(";")[0] for k in f.keys()] == ["Events"]
         assert np.asarray(f["Events"].arrays()["id"]).tolist() == [0, 1, 2, 3]
+
+
+def test_values_that_do_not_fit_fail_the_context_and_the_writer_clearly(tmp_path):
+    """Without a value check in the Rust fill context, a null in a field that is not std::optional fails
+    the context (unlike RNTupleWriter.extend, which refuses the batch); every later call says so."""
+    with rntuple.recreate(tmp_path / "bad.root") as f:
+        w = f.mkrntuple_parallel("Events", pa.schema([("x", pa.int64(), False)]))
+        ctx = w.fill_context()
+        with pytest.raises(rntuple.WriteError, match="'x' of type 'std::int64_t' holds null values"):
+            ctx.extend(pa.table({"x": pa.array([1, None], pa.int64())}))
+        with pytest.raises(rntuple.WriteError, match="failed earlier and cannot continue"):
+            ctx.extend({"x": np.arange(2)})
+        with pytest.raises(rntuple.WriteError, match="failed earlier"):
+            ctx.close()
+        assert w.open_contexts == 0
+        with pytest.raises(rntuple.WriteError, match="failed earlier"):
+            w.close()
+        assert w.state == "failed"
+        w.abandon()
+    with rntuple.open(tmp_path / "bad.root") as f:
+        assert not f.keys()
