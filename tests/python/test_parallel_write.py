@@ -150,7 +150,9 @@ def test_the_gil_is_released_while_a_context_fills_and_commits(tmp_path):
             threading.Event().wait(0.0001)  # gives the GIL up, then waits for it
 
     old = sys.getswitchinterval()
-    with rntuple.recreate(tmp_path / "gil.root", compression="zstd") as f, f.mkrntuple_parallel("Events", SCHEMA) as w:
+    # Large pages, compressed by the filling thread: filling and committing take ~1 s each here.
+    options = {"compression_threads": 1, "max_unzipped_page_size": "64 MiB"}
+    with rntuple.recreate(tmp_path / "gil.root") as f, f.mkrntuple_parallel("Events", SCHEMA, **options) as w:
         ctx = w.fill_context()
         first, second = _Exported(batch), _Exported(batch)
         watcher = threading.Thread(target=observer)
