@@ -2,11 +2,13 @@
 
 Runs the Rust kill test (single-threaded and parallel writer, killed at
 RUST_POINTS points in fill, compression, page writes, commits, journal
-records, footer and file header; release build) and the Python one
-(PY_POINTS points, ROOT 6.40 reading every recovered file), and prints the
-tallies that docs/recover.md quotes.
+records, footer and file header; release build) and the Python ones (the
+single writer at PY_POINTS points, the parallel writer with two threads at
+PY_PARALLEL_POINTS points, a quarter of them random SIGKILLs; ROOT 6.40
+reading every recovered file), and prints the tallies that docs/recover.md
+and docs/reliability.md quote. RUST_POINTS 0 skips the Rust test.
 
-    python bench/kill_points.py [RUST_POINTS [PY_POINTS]]     # default 240 60
+    python bench/kill_points.py [RUST_POINTS [PY_POINTS [PY_PARALLEL_POINTS]]]     # default 240 60 60
 """
 
 from __future__ import annotations
@@ -33,6 +35,22 @@ def run(cmd: list[str], env: dict[str, str]) -> str:
 def main() -> None:
     rust_points = int(sys.argv[1]) if len(sys.argv) > 1 else 240
     py_points = int(sys.argv[2]) if len(sys.argv) > 2 else 60
+    py_parallel = int(sys.argv[3]) if len(sys.argv) > 3 else 60
+    if rust_points:
+        rust(rust_points)
+    print(
+        f"Python writer, {py_points} kill points, and Python parallel writer, {py_parallel} kill points; "
+        "ROOT 6.40 reading every recovered file:"
+    )
+    out = run(
+        [sys.executable, "-m", "pytest", "tests/python/test_recover.py", "-q", "-s", "-k", "killed"],
+        {"RNTUPLE_KILL_POINTS_PY": str(py_points), "RNTUPLE_KILL_POINTS_PY_PARALLEL": str(py_parallel)},
+    )
+    print("  " + re.search(r"python kill points: .*", out).group(0))
+    print("  " + re.search(r"python parallel kill points: .*", out).group(0))
+
+
+def rust(rust_points: int) -> None:
     print(f"Rust writer, {rust_points} kill points (half single-threaded, half parallel):")
     out = run(
         [
@@ -51,12 +69,6 @@ def main() -> None:
         {"RNTUPLE_KILL_POINTS": str(rust_points)},
     )
     print("  " + re.search(r"kill points: .*", out).group(0))
-    print(f"Python writer, {py_points} kill points, ROOT 6.40 reading every recovered file:")
-    out = run(
-        [sys.executable, "-m", "pytest", "tests/python/test_recover.py", "-q", "-s", "-k", "killed"],
-        {"RNTUPLE_KILL_POINTS_PY": str(py_points)},
-    )
-    print("  " + re.search(r"python kill points: .*", out).group(0))
 
 
 if __name__ == "__main__":

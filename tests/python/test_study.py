@@ -138,6 +138,31 @@ def test_every_file_reads_the_same_through_root(matrix, sweep, tmp_path):
     _same_through_root(jobs, tmp_path)
 
 
+def test_threads_fill_the_contexts_of_a_parallel_writer(tmp_path):
+    """The threads axis: with 2 threads each RNTuple is filled by 2 fill contexts on 2 threads, each
+    taking every other batch, so the file's entries are the events in an order no single writer gives;
+    the values are the same as with 1 thread, and ROOT reads the file as we do."""
+    axes = {"model": ["aos"], "rows": ["event"], "split": ["product"], "rois": ["nested"]}
+    r = study.layout(str(tmp_path), events=EVENTS, threads=2, runs=1, seed=3, keep_files=True, axes=axes)
+    cells = {c["threads"]: c for c in r["cells"]}
+    assert sorted(cells) == [1, 2]
+    assert cells[1]["fill_contexts"] == 1 and cells[2]["fill_contexts"] == 2
+    for name, filled in cells[2]["entries_per_context"].items():
+        assert len(filled) == 2 and min(filled) > 0, (name, filled)
+        assert cells[1]["entries_per_context"][name] == [sum(filled)]
+    expected = generate(EVENTS, seed=3).checksums()
+    events = {}
+    for t, c in cells.items():
+        assert _figures(c["file"])["sum_samples"] == pytest.approx(expected["sum_samples"], rel=1e-9)
+        with rntuple.open(c["file"]) as f:
+            events[t] = np.asarray(f["Header"].arrays()["event"]).tolist()
+            assert sum(c["entries_per_context"]["Header"]) == f["Header"].num_entries == EVENTS
+            assert len(f["Header"].clusters) == c["fill_contexts"]  # one cluster per context at this size
+    assert events[1] == sorted(events[1])
+    assert sorted(events[2]) == events[1] and events[2] != events[1]  # batches of two contexts, by cluster
+    _same_through_root([(cells[2]["file"], name) for name in cells[2]["rntuples"]], tmp_path)
+
+
 def test_cold_read_starts_from_storage(matrix, tmp_path):
     path = matrix["cells"][0]["file"]
     with open(path, "rb") as fh:

@@ -107,12 +107,17 @@ fn commit_attributes(
     starts: Vec<u64>,
     lengths: Vec<u64>,
 ) -> PyResult<()> {
+    let ranges = attribute_ranges(&starts, &lengths)?;
+    let batch = batch.into_inner();
+    writer.get().with_open(py, move |w| w.commit_attributes(&name, &batch, &ranges))
+}
+
+/// The main entries `[starts[i], starts[i] + lengths[i])` of attribute entry i.
+pub(crate) fn attribute_ranges(starts: &[u64], lengths: &[u64]) -> PyResult<Vec<AttributeRange>> {
     if starts.len() != lengths.len() {
         return Err(pyo3::exceptions::PyValueError::new_err("starts and lengths differ in length"));
     }
-    let batch = batch.into_inner();
-    let ranges: Vec<AttributeRange> = starts.iter().zip(&lengths).map(|(&s, &l)| AttributeRange::new(s, l)).collect();
-    writer.get().with_open(py, move |w| w.commit_attributes(&name, &batch, &ranges))
+    Ok(starts.iter().zip(lengths).map(|(&s, &l)| AttributeRange::new(s, l)).collect())
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

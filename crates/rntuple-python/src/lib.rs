@@ -6,6 +6,7 @@
 mod attrs;
 mod browse;
 mod nulls;
+mod parallel;
 mod readat;
 mod schema;
 mod tools;
@@ -379,6 +380,7 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tools::register(m)?;
     browse::register(m)?;
     attrs::register(m)?;
+    parallel::register(m)?;
     schema::register(m)?;
     m.add("RNTupleError", py.get_type::<RNTupleError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;

@@ -51,7 +51,7 @@ fn write_error(py: Python<'_>, msg: String) -> PyErr {
 }
 
 /// Errors of writing: user errors are `WriteError`s.
-fn to_py_write(py: Python<'_>, e: Error) -> PyErr {
+pub(crate) fn to_py_write(py: Python<'_>, e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
         Error::InvalidArgument { .. } => write_error(py, msg),
@@ -66,7 +66,7 @@ fn to_py_write(py: Python<'_>, e: Error) -> PyErr {
 
 /// What goes wrong with the GIL released, turned into a Python exception
 /// once it is held again.
-enum Failure {
+pub(crate) enum Failure {
     Rust(Error),
     /// A writer used in a state that does not allow it (a `ValueError`).
     State(String),
@@ -79,7 +79,7 @@ impl From<Error> for Failure {
 }
 
 impl Failure {
-    fn into_py(self, py: Python<'_>) -> PyErr {
+    pub(crate) fn into_py(self, py: Python<'_>) -> PyErr {
         match self {
             Failure::Rust(e) => to_py_write(py, e),
             Failure::State(msg) => PyValueError::new_err(msg),
@@ -90,8 +90,8 @@ impl Failure {
 /// A ROOT file being written.
 #[pyclass(module = "rntuple._lib", name = "FileWriter", frozen)]
 pub(crate) struct PyFileWriter {
-    inner: SharedFileWriter,
-    compression: u32,
+    pub(crate) inner: SharedFileWriter,
+    pub(crate) compression: u32,
 }
 
 #[pymethods]
@@ -433,7 +433,7 @@ pub(crate) fn compression_setting(
 }
 
 /// `WriteOptions` from a dict of its fields; unknown keys are an error.
-fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult<WriteOptions> {
+pub(crate) fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult<WriteOptions> {
     let mut o = WriteOptions { compression, ..Default::default() };
     for (k, v) in d.iter() {
         let key: String = k.extract()?;

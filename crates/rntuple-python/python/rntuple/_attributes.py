@@ -22,6 +22,7 @@ from ._write import _overrides
 from ._write_input import _conform, _decode_dictionaries, _schema_of, _to_table
 
 if TYPE_CHECKING:
+    from ._parallel import ParallelWriter
     from ._write import RNTupleWriter, TypeSpec
 
 __all__ = ["AttributeSet", "AttributeSetWriter"]
@@ -102,7 +103,7 @@ class AttributeSetWriter:
     written with the RNTuple when it is closed.
     """
 
-    def __init__(self, writer: RNTupleWriter, name: str, schema: pa.Schema) -> None:
+    def __init__(self, writer: RNTupleWriter | ParallelWriter, name: str, schema: pa.Schema) -> None:
         self._writer = writer
         self._name = name
         self._schema = schema
@@ -177,22 +178,31 @@ class AttributeSetWriter:
         offset = 0
         for batch in table.combine_chunks().to_batches():
             n = batch.num_rows
-            _lib.commit_attributes(
-                self._writer._inner, self._name, batch, starts[offset : offset + n], lengths[offset : offset + n]
-            )
+            self._send(batch, starts[offset : offset + n], lengths[offset : offset + n])
             offset += n
+
+    def _send(self, batch: pa.RecordBatch, starts: list[int], lengths: list[int]) -> None:
+        inner = self._writer._inner
+        if isinstance(inner, _lib.ParallelWriter):
+            inner.commit_attributes(self._name, batch, starts, lengths)
+        else:
+            _lib.commit_attributes(inner, self._name, batch, starts, lengths)
 
 
 def create_attribute_set(
-    writer: RNTupleWriter,
+    writer: RNTupleWriter | ParallelWriter,
     name: str,
     data_or_schema: Any,
     types: Mapping[str, TypeSpec] | None = None,
     representations: Mapping[str, Any] | None = None,
 ) -> AttributeSetWriter:
-    """For ``RNTupleWriter.create_attribute_set``."""
+    """For ``RNTupleWriter.create_attribute_set`` and ``ParallelWriter.create_attribute_set``."""
     if not isinstance(name, str):
         raise TypeError(f"an attribute set name must be a string, not {name!r}")
     schema = _schema_of(data_or_schema)
-    _lib.create_attribute_set(writer._inner, name, schema, _overrides(types, representations))
+    overrides = _overrides(types, representations)
+    if isinstance(writer._inner, _lib.ParallelWriter):
+        writer._inner.create_attribute_set(name, schema, overrides)
+    else:
+        _lib.create_attribute_set(writer._inner, name, schema, overrides)
     return AttributeSetWriter(writer, name, schema)

@@ -25,7 +25,7 @@ import os
 import warnings
 import weakref
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +36,7 @@ from ._write_input import _conform, _is_schema_only, _schema_and_overrides, _sch
 
 if TYPE_CHECKING:
     from ._attributes import AttributeSetWriter
+    from ._parallel import ParallelWriter
 
 __all__ = ["RNTupleWriter", "WritableFile", "compression_setting", "recreate", "schema_of"]
 
@@ -217,15 +218,10 @@ def _bits(path: str, bits: Any) -> int:
 # ---------------------------------------------------------------------------
 
 
-class RNTupleWriter:
-    """One RNTuple being written; made by ``WritableFile.mkrntuple``.
+class _Writer:
+    """What the writers of one RNTuple share (``RNTupleWriter``, ``rntuple._parallel.ParallelWriter``)."""
 
-    ``extend(batch)`` appends entries; ``close()`` (or leaving its ``with``
-    block) writes the RNTuple's footer and anchor. An exception that leaves
-    the ``with`` block abandons the RNTuple: it will not be in the file.
-    """
-
-    def __init__(self, inner: _lib.RNTupleWriter, file: WritableFile) -> None:
+    def __init__(self, inner: Any, file: WritableFile) -> None:
         self._inner = inner
         self._file = file
         self._schema: pa.Schema = pa.schema(inner.schema)
@@ -234,7 +230,7 @@ class RNTupleWriter:
         state = f"{self.state}, {self.num_entries} entries"
         return f"<rntuple.RNTupleWriter {self.name!r} in {self._file.path!r} ({state})>"
 
-    def __enter__(self) -> RNTupleWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
@@ -266,6 +262,25 @@ class RNTupleWriter:
     def num_entries(self) -> int:
         """Entries written so far."""
         return self._inner.num_entries
+
+    def close(self) -> None:
+        """Writes the RNTuple's last cluster, page lists, footer and anchor (no-op when closed)."""
+        self._inner.close()
+
+    def abandon(self) -> None:
+        """Gives the RNTuple up: it will not be in the file (its bytes written so far stay as dead space)."""
+        self._inner.abandon()
+
+
+class RNTupleWriter(_Writer):
+    """One RNTuple being written; made by ``WritableFile.mkrntuple``.
+
+    ``extend(batch)`` appends entries; ``close()`` (or leaving its ``with``
+    block) writes the RNTuple's footer and anchor. An exception that leaves
+    the ``with`` block abandons the RNTuple: it will not be in the file.
+    """
+
+    _inner: _lib.RNTupleWriter
 
     @property
     def memory_use(self) -> dict[str, int] | None:
@@ -332,14 +347,6 @@ class RNTupleWriter:
         """Ends the current cluster here (clusters otherwise end by size)."""
         self._inner.commit_cluster()
 
-    def close(self) -> None:
-        """Writes the RNTuple's last cluster, page lists, footer and anchor (no-op when closed)."""
-        self._inner.close()
-
-    def abandon(self) -> None:
-        """Gives the RNTuple up: it will not be in the file (its bytes written so far stay as dead space)."""
-        self._inner.abandon()
-
 
 class WritableFile:
     """A ROOT file being written; made by ``rntuple.recreate``.
@@ -370,7 +377,7 @@ class WritableFile:
         key_size = None if max_key_size is None else parse_memory_size(max_key_size)
         self._inner: _lib.FileWriter | None = _lib.FileWriter(self._path, setting, key_size)
         self._compression = setting
-        self._writers: list[RNTupleWriter] = []
+        self._writers: list[RNTupleWriter | ParallelWriter] = []
         _OPEN_FILES.add(self)
 
     def __repr__(self) -> str:
@@ -500,6 +507,21 @@ class WritableFile:
                 writer.abandon()
                 raise
         return writer
+
+    def mkrntuple_parallel(
+        self,
+        name: str,
+        data_or_schema: Any,
+        *,
+        types: Mapping[str, TypeSpec] | None = None,
+        representations: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> ParallelWriter:
+        """Starts the RNTuple ``name`` to be filled by several threads (``rntuple._parallel``); arguments
+        as for ``mkrntuple`` but ``projections``; data given are written through one fill context."""
+        from ._parallel import mkrntuple_parallel
+
+        return mkrntuple_parallel(self, name, data_or_schema, types, representations, options)
 
     def __setitem__(self, name: str, data: Any) -> None:
         """Writes ``data`` as the RNTuple ``name`` with the file's default options."""

@@ -2,7 +2,8 @@
 
 ``layout(output, ...)``: DUNE-like ``recob::Hit`` / ``recob::Wire`` data under a matrix of layouts
 (AOS/SOA, event/spill/top-object/element rows, one RNTuple / one per product / one per group,
-nested or flat ROIs, writer threads): write rate, peak RSS, file size, cold and warm reads.
+nested or flat ROIs, writer threads: Python threads filling the fill contexts of one parallel writer):
+write rate, peak RSS, file size, cold and warm reads.
 
 ``knobs(target, output, ...)``: the user's RNTuple (``FILE[:NAME]``) rewritten under a sweep of
 writer settings: size, write time, peak RSS, full and 1% sparse reads; the Pareto front and a
@@ -52,7 +53,8 @@ def layout(
 ) -> dict[str, Any]:
     """Runs the layout matrix and writes its report into ``output`` (see the module's text).
 
-    ``events`` (default 2000, 200 with ``quick``), ``threads`` (the most writer threads, default 2),
+    ``events`` (default 2000, 200 with ``quick``), ``threads`` (the most writer threads, each with
+    its own fill context; default 2),
     ``runs`` (of each read, default 3, 1 with ``quick``); ``keep_files`` keeps the files written;
     ``axes`` narrows the matrix (``{"rows": ["event"], "split": ["one", "product"]}``)."""
     for name, value in (("events", events), ("threads", threads), ("runs", runs)):

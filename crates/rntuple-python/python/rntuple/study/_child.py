@@ -50,24 +50,54 @@ def _length(cols: dict[str, Any]) -> int:
 
 
 def write_layout(task: dict[str, Any]) -> dict[str, Any]:
+    """Writes each RNTuple of the cell with a parallel writer: ``threads`` Python threads, each with its own
+    fill context (which compresses its own pages), fill the batches round-robin (thread k: batches k,
+    k + threads, ...), so that with several threads the RNTuple holds clusters of several contexts."""
     import rntuple
 
     from ._shapes import tables
 
     built = tables(load_products(task["data"]), task["cell"])
+    threads = task["threads"]
     before = current_rss()
     start = time.perf_counter()
+    per_context: dict[str, list[int]] = {}
     with rntuple.recreate(task["path"], compression=task.get("compression", 505)) as f:
         for name, cols in built.items():
             n = _length(cols)
             step = max(1, -(-n // PIECES))
-            writer = f.mkrntuple(
-                name, rntuple.schema_of({k: v[:1] for k, v in cols.items()}), compression_threads=task["threads"]
-            )
-            for lo in range(0, n, step):
-                writer.extend({k: v[lo : lo + step] for k, v in cols.items()})
-            writer.close()
-    return _written(start, before, task["path"])
+            pieces = [{k: v[lo : lo + step] for k, v in cols.items()} for lo in range(0, n, step)]
+            schema = rntuple.schema_of({k: v[:1] for k, v in cols.items()})
+            with f.mkrntuple_parallel(name, schema, compression_threads=1) as writer:
+                per_context[name] = fill_in_threads(writer, pieces, threads)
+    return {**_written(start, before, task["path"]), "fill_contexts": threads, "entries_per_context": per_context}
+
+
+def fill_in_threads(writer: Any, pieces: list[Any], threads: int) -> list[int]:
+    """Fills ``pieces`` into ``writer`` (a ``ParallelWriter``) from ``threads`` threads, one fill context
+    each, thread k taking pieces k, k + threads, ...; returns the entries each context filled."""
+    import threading
+
+    filled = [0] * threads
+    errors: list[BaseException] = []
+
+    def fill(k: int) -> None:
+        try:
+            with writer.fill_context() as ctx:
+                for piece in pieces[k::threads]:
+                    ctx.extend(piece)
+                filled[k] = ctx.num_entries
+        except BaseException as err:
+            errors.append(err)
+
+    workers = [threading.Thread(target=fill, args=(k,), name=f"fill-{k}") for k in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    if errors:
+        raise errors[0]
+    return filled
 
 
 def _written(start: float, rss_before: int, path: str) -> dict[str, Any]:

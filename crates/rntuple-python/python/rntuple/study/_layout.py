@@ -16,7 +16,8 @@ __all__ = ["cells", "run"]
 def cells(threads: int, quick: bool = False, axes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every cell of the matrix (skipped ones with ``skip``: the reason), in a stable order.
 
-    ``threads``: the most writer threads; the matrix has 1 and ``threads``. ``quick`` keeps the
+    ``threads``: the most writer threads (Python threads, each filling its own fill context of a
+    parallel writer); the matrix has 1 and ``threads``. ``quick`` keeps the
     cells that answer the DUNE study's questions with the fewest files (no group split, one
     thread count). ``axes`` narrows axes of the matrix to some of their values
     (``{"rows": ["event", "element"]}``)."""
@@ -94,6 +95,8 @@ def run(
                 "write_events_per_second": events / written["write_seconds"],
                 "write_peak_rss": written["peak_rss"],
                 "write_rss_before": written["rss_before_write"],
+                "fill_contexts": written["fill_contexts"],
+                "entries_per_context": written["entries_per_context"],
                 "read_peak_rss": read["peak_rss"],
                 "cold_read_seconds": _median(read["cold_seconds"]),
                 "warm_read_seconds": _median(read["warm_seconds"]),

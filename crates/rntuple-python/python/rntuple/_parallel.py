@@ -1,0 +1,188 @@
+"""Writing one RNTuple from several threads: ``WritableFile.mkrntuple_parallel``.
+
+>>> with rntuple.recreate("out.root") as f:
+...     with f.mkrntuple_parallel("Events", rntuple.schema_of(example)) as w:
+...         def fill(chunks):
+...             with w.fill_context() as ctx:       # one context per thread
+...                 for chunk in chunks:
+...                     ctx.extend(chunk)           # GIL released while it fills and compresses
+...         threads = [threading.Thread(target=fill, args=(part,)) for part in parts]
+...         for t in threads: t.start()
+...         for t in threads: t.join()
+
+As ROOT's ``RNTupleParallelWriter`` with its ``RNTupleFillContext``s (Rust:
+``rntuple::write::ParallelWriter``): each :class:`FillContext` has its own
+page buffers and builds its own clusters; a cluster is written when its
+context commits it (by size, ``commit_cluster()`` or ``close()``), and
+clusters are numbered in commit order, so the entries of one context keep
+their order and the entries of different contexts interleave by cluster.
+Filling and compressing run in parallel with the GIL released; writing a
+committed cluster is serialized. Inputs, options, types and representations
+are those of ``mkrntuple``; ``projections`` and ``add_fields`` are not
+available (the schema is fixed when the writer is made).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import _lib
+from ._write import TypeSpec, _options, _overrides, _Writer
+from ._write_input import _conform, _is_schema_only, _schema_and_overrides, _table_of
+
+if TYPE_CHECKING:
+    from ._attributes import AttributeSetWriter
+    from ._write import WritableFile
+
+__all__ = ["FillContext", "ParallelWriter"]
+
+
+class FillContext:
+    """One context of a :class:`ParallelWriter`: fills clusters of its RNTuple, e.g. on one thread.
+
+    ``extend(data)`` appends entries (the kinds ``mkrntuple`` takes); a cluster
+    is committed when it reaches the writer's cluster size, at
+    ``commit_cluster()`` and at ``close()`` (or the end of the ``with`` block,
+    with or without an exception). A context that is garbage-collected
+    unclosed commits its last cluster too, as ROOT's does in its destructor.
+    One context is meant for one thread at a time (calls on it from several
+    threads are serialized).
+    """
+
+    def __init__(self, inner: _lib.FillContext, writer: ParallelWriter) -> None:
+        self._inner = inner
+        self._writer = writer
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<rntuple.FillContext of {self._writer.name!r} ({state}, {self.num_entries} entries)>"
+
+    def __enter__(self) -> FillContext:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        try:
+            self.close()
+        except Exception:  # the exception in flight is the one to report; the writer fails at close
+            pass
+
+    @property
+    def closed(self) -> bool:
+        return self._inner.closed
+
+    @property
+    def num_entries(self) -> int:
+        """Entries appended through this context (committed or not)."""
+        return self._inner.num_entries
+
+    @property
+    def memory_use(self) -> dict[str, int] | None:
+        """Bytes this context's buffers hold now and at most (``memory_budget`` is per context);
+        ``None`` once closed."""
+        use = self._inner.memory_use
+        return None if use is None else {"held": use[0], "high_water": use[1]}
+
+    def extend(self, data: Any) -> None:
+        """Appends the entries of ``data``, with the RNTuple's fields (matched by name).
+
+        A batch of other fields or types is refused with a ``WriteError`` and the
+        context stays usable. Unlike ``RNTupleWriter.extend``, values that do not
+        fit the declared fields (nulls in a field that is not ``std::optional``,
+        ...) fail the context and the writer: the Rust fill context has no
+        separate check of the values.
+        """
+        table, _, _ = _table_of(data)
+        table = _conform(table, self._writer.schema, self._writer.name)
+        for batch in table.to_batches():
+            self._inner.extend(batch)
+
+    def commit_cluster(self) -> None:
+        """Commits the entries appended since the last cluster as a cluster (no-op without any)."""
+        self._inner.commit_cluster()
+
+    def close(self) -> None:
+        """Commits the open cluster and ends the context (no-op when closed)."""
+        self._inner.close()
+
+
+class ParallelWriter(_Writer):
+    """One RNTuple filled by several :class:`FillContext`; made by ``WritableFile.mkrntuple_parallel``.
+
+    ``fill_context()`` makes a context (one per thread); ``num_entries`` counts
+    the entries of the clusters committed so far; ``close()`` (or leaving its
+    ``with`` block) writes the page lists, footer and anchor once every
+    context is closed: while one is open it raises ``ValueError`` and the
+    writer stays open. An exception that leaves the ``with`` block abandons
+    the RNTuple (it will not be in the file).
+    """
+
+    _inner: _lib.ParallelWriter
+
+    def __repr__(self) -> str:
+        state = f"{self.state}, {self.num_entries} entries committed, {self.open_contexts} open contexts"
+        return f"<rntuple.ParallelWriter {self.name!r} in {self._file.path!r} ({state})>"
+
+    @property
+    def num_entries(self) -> int:
+        """Entries in the clusters committed so far, by all contexts."""
+        return self._inner.num_entries
+
+    @property
+    def open_contexts(self) -> int:
+        """Fill contexts made and not yet closed (or garbage-collected)."""
+        return self._inner.open_contexts
+
+    def fill_context(self) -> FillContext:
+        """A new fill context (usable on any thread)."""
+        return FillContext(self._inner.fill_context(), self)
+
+    def create_attribute_set(
+        self,
+        name: str,
+        data_or_schema: Any,
+        *,
+        types: Mapping[str, TypeSpec] | None = None,
+        representations: Mapping[str, Any] | None = None,
+    ) -> AttributeSetWriter:
+        """Creates the attribute set ``name``, as ``RNTupleWriter.create_attribute_set`` does.
+
+        Its ranges refer to the committed entries, numbered in commit order:
+        ``begin_range()`` is ``num_entries`` (committed so far), and
+        ``commit_range(start, values)`` covers the entries committed since, by
+        any context."""
+        from ._attributes import create_attribute_set
+
+        return create_attribute_set(self, name, data_or_schema, types, representations)
+
+
+def mkrntuple_parallel(
+    file: WritableFile,
+    name: str,
+    data_or_schema: Any,
+    types: Mapping[str, TypeSpec] | None,
+    representations: Mapping[str, Any] | None,
+    options: Mapping[str, Any],
+) -> ParallelWriter:
+    """For ``WritableFile.mkrntuple_parallel``."""
+    lib_file = file._lib_file
+    if not isinstance(name, str):
+        raise TypeError(f"an RNTuple name must be a string, not {name!r}")
+    schema, special = _schema_and_overrides(data_or_schema)
+    opts = _options(options, file._defaults, file.compression)
+    overrides = _overrides(types, representations)
+    for path, spec in special.items():
+        overrides[path] = {**spec, **overrides.get(path, {})}
+    writer = ParallelWriter(_lib.ParallelWriter(lib_file, name.strip("/"), schema, overrides, opts), file)
+    file._writers.append(writer)
+    if not _is_schema_only(data_or_schema):
+        try:
+            with writer.fill_context() as ctx:
+                ctx.extend(data_or_schema)
+        except BaseException:
+            writer.abandon()
+            raise
+    return writer

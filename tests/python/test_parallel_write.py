@@ -1,0 +1,286 @@
+"""The parallel writer from Python (``WritableFile.mkrntuple_parallel``, ``rntuple._parallel``).
+
+Python threads fill one RNTuple through their own fill contexts; every entry
+is read back exactly once, by us, by ROOT 6.40's ``RNTupleReader`` and by
+uproot; the GIL is released while a context fills and commits (observed, not
+timed); attribute sets cover committed entries; misuse gives clear errors.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+import threading
+
+import awkward as ak
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import rntuple
+from conftest import root_python
+from test_attributes import our_reading, root_reads
+
+ITEM = pa.list_(pa.field("item", pa.float64(), False))
+SCHEMA = pa.schema([("id", pa.int64(), False), ("v", ITEM, False)])
+
+
+def values(ids: np.ndarray) -> list[list[float]]:
+    """The collection of entry ``id``: ``[id + 0.5] * (id % 4)``."""
+    return [[i + 0.5] * (i % 4) for i in ids.tolist()]
+
+
+def as_kind(ids: np.ndarray, kind: str):
+    """Entries ``ids`` as one of the inputs the writers take."""
+    if kind == "arrow":
+        return pa.table({"id": ids, "v": pa.array(values(ids), type=ITEM)}, schema=SCHEMA)
+    if kind == "awkward":
+        return ak.Array({"id": ids, "v": values(ids)})
+    if kind == "pandas":
+        return pd.DataFrame({"id": ids, "v": values(ids)})
+    return {"id": ids, "v": ak.Array(values(ids))}  # a dict of numpy / awkward
+
+
+ROOT_READ = r"""
+import json, sys
+import ROOT
+reader = ROOT.RNTupleReader.Open("Events", sys.argv[1])
+ids = reader.GetView["std::int64_t"]("id")
+v = reader.GetView["std::vector<double>"]("v")
+out = [[int(ids(i)), [float(x) for x in v(i)]] for i in range(reader.GetNEntries())]
+print("RESULT " + json.dumps(out))
+"""
+
+
+def root_entries(path) -> list:
+    """(id, v) of every entry, in order, as ROOT 6.40's RNTupleReader reads them."""
+    proc = subprocess.run([root_python(), "-c", ROOT_READ, str(path)], capture_output=True, text=True)
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert line, f"ROOT failed:\n{proc.stderr[-3000:]}"
+    return json.loads(line[0][len("RESULT ") :])
+
+
+def test_threads_fill_their_contexts_and_every_entry_is_read_once(tmp_path):
+    threads, n = 4, 6000
+    path = tmp_path / "parallel.root"
+    kinds = ["arrow", "awkward", "pandas", "dict"]
+    with rntuple.recreate(path) as f:
+        w = f.mkrntuple_parallel("Events", SCHEMA, compression="lz4", approx_zipped_cluster_size="4 KiB")
+        assert isinstance(w, rntuple.ParallelWriter)
+        errors: list[BaseException] = []
+
+        def fill(k: int) -> None:
+            try:
+                with w.fill_context() as ctx:
+                    assert isinstance(ctx, rntuple.FillContext)
+                    ids = np.arange(k, n, threads, dtype=np.int64)
+                    for i, lo in enumerate(range(0, len(ids), 250)):
+                        ctx.extend(as_kind(ids[lo : lo + 250], kinds[k]))
+                        if i % 2 == 1:
+                            ctx.commit_cluster()
+                    assert ctx.num_entries == len(ids)
+                    assert ctx.memory_use is not None
+            except BaseException as err:
+                errors.append(err)
+
+        workers = [threading.Thread(target=fill, args=(k,)) for k in range(threads)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        assert not errors, errors
+        assert w.num_entries == n and w.open_contexts == 0
+        w.close()
+        assert w.state == "closed"
+
+    with rntuple.open(path) as f:
+        events = f["Events"]
+        assert events.num_entries == n
+        got = events.arrays()
+        clusters = events.clusters
+    ids = np.asarray(got["id"])
+    assert sorted(ids.tolist()) == list(range(n))  # every entry exactly once
+    assert got["v"].tolist() == values(ids)  # each with its own collection
+    # Each cluster comes from one context (one thread), its entries in order; contexts interleave by cluster.
+    assert len(clusters) >= 2 * threads
+    owners = []
+    for c in clusters:
+        part = ids[c.first_entry : c.first_entry + c.num_entries]
+        assert len(set((part % threads).tolist())) == 1, f"cluster {c} mixes contexts"
+        assert np.all(np.diff(part) > 0)
+        owners.append(int(part[0] % threads))
+    assert sorted(set(owners)) == list(range(threads))
+    assert owners != sorted(owners), "the contexts' clusters did not interleave"
+
+    assert root_entries(path) == [[i, v] for i, v in zip(ids.tolist(), values(ids), strict=True)]
+    import uproot
+
+    with uproot.open(path) as f:
+        up = f["Events"].arrays()
+    assert np.array_equal(np.asarray(up["id"]), ids) and up["v"].tolist() == values(ids)
+
+
+class _Exported:
+    """A batch already exported through the Arrow C interface: handing it to ``_lib`` runs no pyarrow code
+    (which could release the GIL itself)."""
+
+    def __init__(self, batch: pa.RecordBatch) -> None:
+        self._capsules = batch.__arrow_c_array__()
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self._capsules
+
+
+def test_the_gil_is_released_while_a_context_fills_and_commits(tmp_path):
+    """With a switch interval of 60 s the interpreter never takes the GIL from a thread: the observer
+    thread runs only when the main thread gives the GIL up. It sees the main thread's phase "extend" or
+    "commit" only if the Rust call released the GIL (holding it, the main thread would set the next phase
+    before the observer could look)."""
+    ids = np.arange(1_500_000, dtype=np.int64)
+    v = pa.ListArray.from_arrays(pa.array(np.arange(0, 3 * len(ids) + 1, 3, dtype=np.int32)), np.ones(3 * len(ids)))
+    batch = pa.RecordBatch.from_arrays([pa.array(ids), v.cast(ITEM)], schema=SCHEMA)
+    phase = ["start"]
+    seen: set[str] = set()
+
+    def observer() -> None:
+        while phase[0] != "done":
+            seen.add(phase[0])
+            threading.Event().wait(0.0001)  # gives the GIL up, then waits for it
+
+    old = sys.getswitchinterval()
+    # Large pages, compressed by the filling thread: filling and committing take ~1 s each here.
+    options = {"compression_threads": 1, "max_unzipped_page_size": "64 MiB"}
+    with rntuple.recreate(tmp_path / "gil.root") as f, f.mkrntuple_parallel("Events", SCHEMA, **options) as w:
+        ctx = w.fill_context()
+        first, second = _Exported(batch), _Exported(batch)
+        watcher = threading.Thread(target=observer)
+        sys.setswitchinterval(60.0)
+        try:
+            watcher.start()
+            phase[0] = "extend"
+            ctx._inner.extend(first)
+            phase[0] = "between"
+            ctx._inner.extend(second)
+            phase[0] = "commit"
+            ctx._inner.commit_cluster()
+            phase[0] = "done"
+            watcher.join()
+        finally:
+            sys.setswitchinterval(old)
+        ctx.close()
+    assert {"extend", "commit"} <= seen, seen
+    with rntuple.open(tmp_path / "gil.root") as f:
+        assert f["Events"].num_entries == 2 * len(ids)
+
+
+def test_attribute_sets_cover_committed_entries_and_root_reads_them(tmp_path):
+    path = tmp_path / "attrs.root"
+    with rntuple.recreate(path) as f, f.mkrntuple_parallel("Events", SCHEMA) as w:
+        runs = w.create_attribute_set("runs", {"run": np.int32})
+        a, b = w.fill_context(), w.fill_context()
+        start = runs.begin_range()
+        a.extend(as_kind(np.arange(0, 10), "arrow"))
+        b.extend(as_kind(np.arange(100, 105), "arrow"))
+        assert w.num_entries == 0  # nothing committed yet
+        b.commit_cluster()
+        a.commit_cluster()
+        assert runs.commit_range(start, {"run": 1}) == range(0, 15)
+        start = runs.begin_range()
+        a.extend(as_kind(np.arange(10, 13), "arrow"))
+        a.close()
+        assert runs.commit_range(start, {"run": 2}) == range(15, 18)
+        runs.extend({"run": np.array([7], dtype=np.int32)}, [range(5, 15)])
+        b.close()
+    with rntuple.open(path) as f:
+        events = f["Events"]
+        # Clusters in commit order: b's, then a's two.
+        assert np.asarray(events.arrays()["id"]).tolist() == [*range(100, 105), *range(0, 10), 10, 11, 12]
+        mine = our_reading(events)
+        s = events.attribute_set("runs")
+        assert s.entry_ranges == [range(0, 15), range(15, 18), range(5, 15)]
+        assert s.arrays()["run"].tolist() == [1, 2, 7]
+    diff = json.dumps(root_reads(str(path)), sort_keys=True) == json.dumps(mine, sort_keys=True)
+    assert diff, (root_reads(str(path)), mine)
+
+
+def test_misuse_gives_clear_errors_and_refusals_keep_things_usable(tmp_path):
+    path = tmp_path / "errors.root"
+    with rntuple.recreate(path) as f:
+        w = f.mkrntuple_parallel("Events", as_kind(np.arange(0, 5), "awkward"))  # data: the first entries
+        assert w.num_entries == 5 and w.open_contexts == 0
+        ctx = w.fill_context()
+        # A batch of other fields or types is refused; the context stays usable.
+        with pytest.raises(rntuple.WriteError, match="missing"):
+            ctx.extend({"id": np.arange(3)})
+        with pytest.raises(rntuple.WriteError, match="'v._0' is written as 'double'"):
+            ctx.extend({"id": np.arange(3), "v": ak.Array([["a"], [], []])})
+        ctx.extend(as_kind(np.arange(5, 8), "arrow"))
+        # Closing the writer while a context is open is refused; the writer stays open.
+        with pytest.raises(ValueError, match="1 fill context.*still open"):
+            w.close()
+        assert w.state == "open" and w.open_contexts == 1
+        ctx.close()
+        ctx.close()  # no-op
+        assert ctx.closed and ctx.num_entries == 3 and ctx.memory_use is None
+        with pytest.raises(ValueError, match="fill context of RNTuple 'Events' is closed"):
+            ctx.extend(as_kind(np.arange(8, 9), "arrow"))
+        with pytest.raises(ValueError, match="is closed"):
+            ctx.commit_cluster()
+        # A context dropped without close commits its cluster (as ROOT's destructor does).
+        dropped = w.fill_context()
+        dropped.extend(as_kind(np.arange(8, 12), "dict"))
+        del dropped
+        gc.collect()
+        assert w.open_contexts == 0 and w.num_entries == 12
+        w.close()
+        with pytest.raises(ValueError, match="is closed"):
+            w.fill_context()
+        # The file refuses to complete while a parallel writer has an open context: it is abandoned.
+        other = f.mkrntuple_parallel("Other", SCHEMA)
+        keep = other.fill_context()
+        with pytest.raises(ValueError, match="still open"):
+            f.close()
+        assert f.closed
+        keep.close()
+    with pytest.raises(rntuple.RNTupleError, match="not completed"):
+        rntuple.open(path)
+
+
+def test_file_close_closes_the_parallel_writer_and_an_exception_abandons_it(tmp_path):
+    path = tmp_path / "close.root"
+    with rntuple.recreate(path) as f:
+        w = f.mkrntuple_parallel("Events", SCHEMA)
+        with w.fill_context() as ctx:
+            ctx.extend(as_kind(np.arange(4), "pandas"))
+        with pytest.raises(RuntimeError), f.mkrntuple_parallel("Dropped", SCHEMA) as gone:
+            with gone.fill_context() as c:
+                c.extend(as_kind(np.arange(2), "arrow"))
+            raise RuntimeError("stop")
+        assert gone.state == "abandoned"
+    assert w.state == "closed"
+    with rntuple.open(path) as f:
+        assert [k.split(";")[0] for k in f.keys()] == ["Events"]
+        assert np.asarray(f["Events"].arrays()["id"]).tolist() == [0, 1, 2, 3]
+
+
+def test_values_that_do_not_fit_fail_the_context_and_the_writer_clearly(tmp_path):
+    """Without a value check in the Rust fill context, a null in a field that is not std::optional fails
+    the context (unlike RNTupleWriter.extend, which refuses the batch); every later call says so."""
+    with rntuple.recreate(tmp_path / "bad.root") as f:
+        w = f.mkrntuple_parallel("Events", pa.schema([("x", pa.int64(), False)]))
+        ctx = w.fill_context()
+        with pytest.raises(rntuple.WriteError, match="'x' of type 'std::int64_t' holds null values"):
+            ctx.extend(pa.table({"x": pa.array([1, None], pa.int64())}))
+        with pytest.raises(rntuple.WriteError, match="failed earlier and cannot continue"):
+            ctx.extend({"x": np.arange(2)})
+        with pytest.raises(rntuple.WriteError, match="failed earlier"):
+            ctx.close()
+        assert w.open_contexts == 0
+        with pytest.raises(rntuple.WriteError, match="failed earlier"):
+            w.close()
+        assert w.state == "failed"
+        w.abandon()
+    with rntuple.open(tmp_path / "bad.root") as f:
+        assert not f.keys()
