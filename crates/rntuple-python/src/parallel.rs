@@ -22,7 +22,7 @@ use pyo3_arrow::{PyRecordBatch, PySchema};
 use rntuple::write::{FillContext, ParallelWriter};
 
 use crate::attrs::attribute_ranges;
-use crate::write::{parse_options, parse_overrides, to_py_write, Failure, PyFileWriter};
+use crate::write::{parse_options, parse_overrides, to_projections, to_py_write, Failure, PyFileWriter};
 
 enum WriterState {
     Open(ParallelWriter),
@@ -48,7 +48,8 @@ impl WriterState {
 pub(crate) struct PyParallelWriter {
     inner: Mutex<WriterState>,
     name: String,
-    schema: SchemaRef,
+    /// The newest schema (grows with `add_fields`).
+    schema: Mutex<SchemaRef>,
     /// Fill contexts made and not yet closed or collected.
     open_contexts: Arc<AtomicUsize>,
 }
@@ -106,7 +107,7 @@ impl PyParallelWriter {
         Ok(PyParallelWriter {
             inner: Mutex::new(WriterState::Open(writer)),
             name,
-            schema,
+            schema: Mutex::new(schema),
             open_contexts: Arc::new(AtomicUsize::new(0)),
         })
     }
@@ -116,9 +117,34 @@ impl PyParallelWriter {
         &self.name
     }
 
+    /// The newest schema: as created, with the fields added since.
     #[getter]
-    fn schema(&self) -> PySchema {
-        PySchema::new(self.schema.clone())
+    fn schema(&self, py: Python<'_>) -> PyResult<PySchema> {
+        let s = self.schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))?;
+        Ok(PySchema::new(s.clone()))
+    }
+
+    /// Adds top-level fields (`schema`, written as `overrides` say) and
+    /// projected fields ([(name, source, type or None)]) while contexts may
+    /// be filling: `rntuple::write::ParallelWriter::add_fields`. A refused
+    /// addition leaves the writer as it was.
+    #[pyo3(signature = (schema, overrides, projections = Vec::new()))]
+    fn add_fields(
+        &self,
+        py: Python<'_>,
+        schema: PySchema,
+        overrides: &Bound<'_, PyDict>,
+        projections: Vec<(String, String, Option<String>)>,
+    ) -> PyResult<()> {
+        let overrides = parse_overrides(overrides)?;
+        let projections = to_projections(projections);
+        let added: SchemaRef = schema.into_inner();
+        let merged = self.with_open(py, |w| {
+            w.add_fields(&added, &overrides, &projections)?;
+            w.schema()
+        })?;
+        *self.schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))? = Arc::new(merged);
+        Ok(())
     }
 
     /// "open", "closed", "abandoned" or "failed".
@@ -279,12 +305,16 @@ impl PyFillContext {
 
 #[pymethods]
 impl PyFillContext {
-    /// Appends a record batch (the writer's schema). A batch of another
-    /// schema is refused and the context stays usable; any other failure
-    /// fails the context and the writer.
+    /// Appends a record batch (of any schema the writer had). A batch of
+    /// another schema, or whose values do not fit, is refused and the
+    /// context stays usable; a failure while writing fails the context and
+    /// the writer.
     fn extend(&self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<()> {
         let batch = batch.into_inner();
-        self.with_open(py, |c| c.write_batch(&batch))
+        self.with_open(py, |c| {
+            c.check_batch(&batch)?;
+            c.write_batch(&batch)
+        })
     }
 
     /// Commits the entries appended since the last cluster as a cluster

@@ -457,7 +457,7 @@ pub(crate) fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult
     Ok(o)
 }
 
-fn to_projections(list: Vec<(String, String, Option<String>)>) -> Vec<Projection> {
+pub(crate) fn to_projections(list: Vec<(String, String, Option<String>)>) -> Vec<Projection> {
     list.into_iter().map(|(name, source, type_name)| Projection { name, source, type_name }).collect()
 }
 

@@ -18,8 +18,12 @@ clusters are numbered in commit order, so the entries of one context keep
 their order and the entries of different contexts interleave by cluster.
 Filling and compressing run in parallel with the GIL released; writing a
 committed cluster is serialized. Inputs, options, types and representations
-are those of ``mkrntuple``; ``projections`` and ``add_fields`` are not
-available (the schema is fixed when the writer is made).
+are those of ``mkrntuple``; ``projections`` are not available.
+``add_fields`` may be called while contexts fill on other threads: the new
+fields' columns are deferred to the entries committed so far, and a context
+keeps taking batches of the schema it had (the fields they lack read as
+zeros, as ROOT reads deferred columns) until it is given a batch with the new
+fields.
 """
 
 from __future__ import annotations
@@ -89,14 +93,16 @@ class FillContext:
     def extend(self, data: Any) -> None:
         """Appends the entries of ``data``, with the RNTuple's fields (matched by name).
 
-        A batch of other fields or types is refused with a ``WriteError`` and the
-        context stays usable. Unlike ``RNTupleWriter.extend``, values that do not
-        fit the declared fields (nulls in a field that is not ``std::optional``,
-        ...) fail the context and the writer: the Rust fill context has no
-        separate check of the values.
+        The fields may be those of any schema the writer had (before or after
+        ``add_fields``). A batch of other fields or types, or whose values do not
+        fit (nulls in a field that is not ``std::optional``, ...), is refused
+        with a ``WriteError`` and the context stays usable; a failure while
+        writing fails the context and the writer.
         """
         table, _, _ = _table_of(data)
-        table = _conform(table, self._writer.schema, self._writer.name)
+        names = set(table.column_names)
+        schema = next((s for s in reversed(self._writer._schemas) if set(s.names) == names), self._writer.schema)
+        table = _conform(table, schema, self._writer.name)
         for batch in table.to_batches():
             self._inner.extend(batch)
 

@@ -225,6 +225,7 @@ class _Writer:
         self._inner = inner
         self._file = file
         self._schema: pa.Schema = pa.schema(inner.schema)
+        self._schemas = [self._schema]  # the schema after each add_fields, oldest first
 
     def __repr__(self) -> str:
         state = f"{self.state}, {self.num_entries} entries"
@@ -246,7 +247,8 @@ class _Writer:
 
     @property
     def schema(self) -> pa.Schema:
-        """The Arrow schema the RNTuple was declared with (nullable fields are ``std::optional``)."""
+        """The Arrow schema of the RNTuple: as declared and with the fields added since (nullable fields
+        are ``std::optional``)."""
         return self._schema
 
     @property
@@ -262,6 +264,33 @@ class _Writer:
     def num_entries(self) -> int:
         """Entries written so far."""
         return self._inner.num_entries
+
+    def add_fields(
+        self,
+        schema_or_data: Any = None,
+        *,
+        types: Mapping[str, TypeSpec] | None = None,
+        representations: Mapping[str, Any] | None = None,
+        projections: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Adds top-level fields: those of ``schema_or_data`` (a schema or data, as ``mkrntuple`` takes;
+        only the types are used) and ``projections`` (as ``mkrntuple`` takes; sources may be old or new
+        fields). ``types`` and ``representations`` name paths of the new fields.
+
+        Before the first entry the fields are part of the header. After entries were written they go into
+        the footer's schema extension with deferred columns, as ROOT's ``RNTupleModelUpdater`` adds them:
+        the earlier entries read as the types' zero values (0, empty collections and strings, empty
+        optionals). From then on ``extend`` needs the new fields too (a parallel writer's contexts also
+        take batches of an earlier schema: the fields missing read as zeros). A refused addition
+        (``WriteError``) leaves the writer as it was.
+        """
+        if schema_or_data is None:
+            schema = pa.schema([])
+        else:
+            schema = _schema_of(schema_or_data)
+        self._inner.add_fields(schema, _overrides(types, representations), _projections(projections))
+        self._schema = pa.schema(self._inner.schema)
+        self._schemas.append(self._schema)
 
     def close(self) -> None:
         """Writes the RNTuple's last cluster, page lists, footer and anchor (no-op when closed)."""
@@ -302,31 +331,6 @@ class RNTupleWriter(_Writer):
         table = _conform(table, self._schema, self.name)
         for batch in table.to_batches():
             self._inner.extend(batch)
-
-    def add_fields(
-        self,
-        schema_or_data: Any = None,
-        *,
-        types: Mapping[str, TypeSpec] | None = None,
-        representations: Mapping[str, Any] | None = None,
-        projections: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Adds top-level fields: those of ``schema_or_data`` (a schema or data, as ``mkrntuple`` takes;
-        only the types are used) and ``projections`` (as ``mkrntuple`` takes; sources may be old or new
-        fields). ``types`` and ``representations`` name paths of the new fields.
-
-        Before the first entry the fields are part of the header. After entries were written they go into
-        the footer's schema extension with deferred columns, as ROOT's ``RNTupleModelUpdater`` adds them:
-        the earlier entries read as the types' zero values (0, empty collections and strings, empty
-        optionals). From then on ``extend`` needs the new fields too. A refused addition
-        (``WriteError``) leaves the writer as it was.
-        """
-        if schema_or_data is None:
-            schema = pa.schema([])
-        else:
-            schema = _schema_of(schema_or_data)
-        self._inner.add_fields(schema, _overrides(types, representations), _projections(projections))
-        self._schema = pa.schema(self._inner.schema)
 
     def create_attribute_set(
         self,

@@ -194,6 +194,19 @@ impl FillContext {
         self.inner()?.write_batch(batch)
     }
 
+    /// Checks the values of `batch` as [`RNTupleWriter::check_batch`] does,
+    /// without writing: a batch refused here leaves the context usable,
+    /// whereas [`FillContext::write_batch`] fails the context and the writer
+    /// on such values. Checks the fields of the context's schema
+    /// ([`FillContext::schema`]); the fields of a newer schema in the batch
+    /// are checked when they are written.
+    pub fn check_batch(&self, batch: &RecordBatch) -> Result<()> {
+        match &self.inner {
+            Some(w) => w.check_leading_values(batch),
+            None => Err(Error::InvalidArgument { message: "the fill context is closed".into() }),
+        }
+    }
+
     /// The schema the context takes now: the writer's when the context was
     /// created or last adopted the newest one. Empty once closed.
     pub fn schema(&self) -> ArrowSchema {
@@ -276,6 +289,33 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rntuple-parallel-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir.join(name)
+    }
+
+    #[test]
+    fn a_batch_with_values_that_do_not_fit_is_refused_by_check_batch_and_the_context_stays_usable() {
+        let path = scratch("checked.root");
+        let file = SharedFileWriter::create(&path, WriterOptions::default()).unwrap();
+        let schema = batch(&[0]).schema();
+        let writer = ParallelWriter::new(&file, "t", &schema, &HashMap::new(), WriteOptions::default()).unwrap();
+        let mut ctx = writer.create_fill_context().unwrap();
+        // `id` is not optional: a null in it does not fit.
+        let ids = Int64Array::from(vec![Some(1), None]);
+        let bad = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), schema.field(1).clone()])),
+            vec![Arc::new(ids), batch(&[1, 2]).column(1).clone()],
+        )
+        .unwrap();
+        let err = ctx.check_batch(&bad).unwrap_err().to_string();
+        assert!(err.contains("null"), "{err}");
+        ctx.check_batch(&batch(&[3, 4])).unwrap();
+        ctx.write_batch(&batch(&[3, 4])).unwrap();
+        ctx.close().unwrap();
+        writer.close().unwrap();
+        file.finish().unwrap();
+        let f = RNTupleFile::open(&path).unwrap();
+        let read = f.rntuple("t").unwrap().read(None, 0, 2).unwrap();
+        let id = read.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(id.values().to_vec(), vec![3, 4]);
     }
 
     #[test]

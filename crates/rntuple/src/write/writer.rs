@@ -346,6 +346,12 @@ impl<'f> RNTupleWriter<'f> {
     /// still fail on I/O.
     pub fn check_batch(&self, batch: &RecordBatch) -> Result<()> {
         self.check_schema(batch)?;
+        self.check_leading_values(batch)
+    }
+
+    /// Checks the values of the batch columns that belong to the writer's
+    /// first fields (all of them for a batch of the writer's schema).
+    pub(crate) fn check_leading_values(&self, batch: &RecordBatch) -> Result<()> {
         for (f, arr) in self.plan.fields.iter().zip(batch.columns()) {
             check_values(f, &self.plan.columns, arr.as_ref(), 0, arr.len())?;
         }
