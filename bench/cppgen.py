@@ -199,8 +199,12 @@ class _Gen:
                 address = f"static_cast<void *>(&ptrs.p{i})"
                 branches.append(f'   tree.Branch("{f["name"]}.", "{cpp_type(f["type"])}", {address}, 32000, 99);\n')
                 addresses.append(f"      ptrs.p{i} = &vars.f{i};\n")
-                # (the top-level branch itself is named without the dot)
-                addresses.append(f'      tree->SetBranchAddress("{f["name"]}", static_cast<void *>(&ptrs.p{i}));\n')
+                # (the top-level branch of a collection is named without the dot, that of a record with it)
+                n = f["name"]
+                addresses.append(
+                    f'      tree->SetBranchAddress(tree->GetBranch("{n}.") ? "{n}." : "{n}", '
+                    f"static_cast<void *>(&ptrs.p{i}));\n"
+                )
         objects = ", ".join("false" if f["type"]["kind"] == "scalar" else "true" for f in fields)
         names = ", ".join(f'"{f["name"]}"' for f in fields)
         path_list = ", ".join(f'"{p}"' for p in self.paths)
