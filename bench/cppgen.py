@@ -457,6 +457,14 @@ def _common_hash() -> str:
     return h.hexdigest()
 
 
+def _scratch(out_dir: str) -> str:
+    """An empty directory where a build of ``out_dir`` is made (then moved into place by ``_publish``)."""
+    tmp = f"{out_dir}.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    return tmp
+
+
 def _publish(tmp: str, out_dir: str) -> None:
     """Moves a finished build into place (unless a concurrent run got there first)."""
     if os.path.exists(out_dir):
@@ -475,9 +483,7 @@ def build_reader(cache: str, log=lambda s: None) -> str:
     exe = os.path.join(out_dir, "rntuple_read")
     if os.path.exists(exe):
         return exe
-    tmp = f"{out_dir}.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
+    tmp = _scratch(out_dir)
     cflags, libs = _flags()
     _run([_compiler(), *cflags, src, "-o", os.path.join(tmp, "rntuple_read"), *libs], tmp, log)
     _publish(tmp, out_dir)
@@ -494,9 +500,7 @@ def build_workload(cache: str, manifest: dict, log=lambda s: None) -> str:
     exe = os.path.join(out_dir, "root_bench")
     if os.path.exists(exe):
         return exe
-    tmp = f"{out_dir}.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
+    tmp = _scratch(out_dir)
     for name, text in sources.items():
         with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
             fh.write(text)

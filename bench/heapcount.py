@@ -20,8 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "heapcount.c")
@@ -36,32 +34,12 @@ def build(cache: str, log=lambda s: None) -> str:
     lib = os.path.join(out_dir, "heapcount.so")
     if os.path.exists(lib):
         return lib
-    tmp = f"{out_dir}.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    cc = os.environ.get("CC", "cc")
-    cmd = [
-        cc,
-        "-shared",
-        "-fPIC",
-        "-O2",
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        "-o",
-        os.path.join(tmp, "heapcount.so"),
-        SOURCE,
-        "-ldl",
-    ]
-    log(" ".join(cmd[:4]) + " ... heapcount.c")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise RuntimeError(f"building the heap counter failed: {' '.join(cmd)}\n{proc.stderr[-4000:]}")
-    if os.path.exists(out_dir):  # a concurrent run got there first
-        shutil.rmtree(tmp)
-    else:
-        os.rename(tmp, out_dir)
+    import cppgen  # its cached-build helpers
+
+    tmp = cppgen._scratch(out_dir)
+    flags = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"]
+    cppgen._run([os.environ.get("CC", "cc"), *flags, "-o", os.path.join(tmp, "heapcount.so"), SOURCE, "-ldl"], tmp, log)
+    cppgen._publish(tmp, out_dir)
     return lib
 
 

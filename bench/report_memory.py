@@ -55,6 +55,8 @@ def targets(bench, g: dict) -> str:
             )
             t.at_most(f"peak heap above input vs TTree{label}", AOD, _div(heap, _med(tree, "heap_above_input")), 1.0)
             t.at_most(f"peak RSS above input vs TTree{label}", AOD, _div(_above(ours), _above(tree)), 0.5)
+            size = _div(_med(ours, "file_size"), _med(root, "file_size"))
+            t.at_most(f"file size vs ROOT RNTuple (lzma 4){label}", AOD, size, 1.0)
     c1 = {"codec": 505, "threads": 1}
     for wl in bench.workloads:
         root = _get(g, "write", wl, c1, "root-rntuple")
@@ -112,6 +114,13 @@ def section(bench, g: dict) -> str:
                     _ratio(_div(_med(s, "heap_requested"), _med(tree, "heap_requested"))),
                     _ratio(_div(_med(s, "file_size"), _med(root, "file_size")), 3),
                 ]
+            )
+        run = next((r.get("run_meta") for s in (root, tree) if s for r in s.runs if r.get("run_meta")), None)
+        if run:
+            out.append(
+                f"Measured by `{run['command']}` (started {run['started']}, {run['runs']} run(s), "
+                f"load average {run['load_before'][0]:.1f} before / {run['load_after'][0]:.1f} after), "
+                "merged into this report with `--render`.\n\n"
             )
         out.append(f"{CODEC_NAMES.get(cfg['codec'], cfg['codec'])}, {cfg['threads']} thread(s):\n\n")
         out.append(

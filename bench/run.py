@@ -469,7 +469,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--output", default=os.path.join(REPO, "docs", "benchmarks.md"), help="the report (markdown)")
     p.add_argument("--json", help="also write all raw results to this JSON file")
-    p.add_argument("--render", metavar="JSON", help="only render the report from the raw results of an earlier run")
+    p.add_argument(
+        "--render",
+        metavar="JSON[,JSON...]",
+        help="only render the report from the raw results of earlier runs (several: the first one's machine and\n"
+        "command head the report; a later run's results replace the earlier ones of the same workload)",
+    )
     args = p.parse_args(argv)
     args.scale = args.scale or ("quick" if args.quick else "full")
     if args.runs is None:
@@ -490,15 +495,36 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _merge_saved(paths: list[str]) -> dict:
+    """The raw results of several runs as one: workloads measured again replace the earlier figures;
+    results of a later run carry its command and start (``run_meta``)."""
+    merged: dict | None = None
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                saved = json.load(fh)
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"bench/run.py --render: cannot read {path}: {e}") from None
+        if merged is None:
+            merged = saved
+            continue
+        again = set(saved["workloads"])
+        run_meta = {k: saved["meta"][k] for k in ("command", "started", "elapsed", "runs", "load_before", "load_after")}
+        for r in saved["results"]:
+            r["run_meta"] = run_meta
+        merged["workloads"].update(saved["workloads"])
+        merged["results"] = [r for r in merged["results"] if r["workload"] not in again] + saved["results"]
+        merged["checks"] = [c for c in merged["checks"] if c["workload"] not in again] + saved["checks"]
+        merged["failures"] += saved["failures"]
+    assert merged is not None
+    return merged
+
+
 def render_saved(path: str, output: str) -> int:
     """Writes the report of the raw results saved by ``--json`` (e.g. after editing bench/notes.md)."""
     import types
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            saved = json.load(fh)
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"bench/run.py --render: cannot read {path}: {e}") from None
+    saved = _merge_saved([p for p in path.split(",") if p])
     bench = types.SimpleNamespace(
         workloads={
             name: {"name": name, "manifest": {"entries": info["entries"]}, "info": info}
