@@ -4,7 +4,7 @@ LZMA 4) and the memory targets of issue 15."""
 
 from __future__ import annotations
 
-from report import CODEC_NAMES, LABELS, ORDER, Targets, _div, _get, _mb, _mib, _ratio, _table, _timed
+from report import CODEC_NAMES, LABELS, ORDER, Targets, _div, _get, _mb, _mib, _ratio, _secs, _table, _timed
 
 AOD = "cmsaod"
 AOD_CONFIG = {"codec": 204, "threads": 1}
@@ -103,6 +103,7 @@ def section(bench, g: dict) -> str:
                 [
                     LABELS[comp],
                     _timed(s),
+                    _secs(_med(s, "cpu")),
                     _mb(_med(s, "file_size")),
                     _mib(_above(s)),
                     _mib(heap),
@@ -128,6 +129,7 @@ def section(bench, g: dict) -> str:
                 [
                     "writer",
                     "wall",
+                    "CPU",
                     "file",
                     "RSS above input",
                     "peak heap above input",
