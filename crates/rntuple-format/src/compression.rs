@@ -329,11 +329,12 @@ fn deflate_zlib(chunk: &[u8], level: u32) -> Result<Vec<u8>> {
 /// The smallest LZMA dictionary (liblzma's `LZMA_DICT_SIZE_MIN`).
 const LZMA_DICT_SIZE_MIN: u32 = 4096;
 /// The dictionary of liblzma's presets 0-9 (the table of `xz(1)`, "DictSize").
-const LZMA_PRESET_DICT: [u32; 10] = [1 << 18, 1 << 20, 1 << 21, 1 << 22, 1 << 22, 1 << 23, 1 << 23, 1 << 24, 1 << 25, 1 << 26];
+const LZMA_PRESET_DICT: [u32; 10] =
+    [1 << 18, 1 << 20, 1 << 21, 1 << 22, 1 << 22, 1 << 23, 1 << 23, 1 << 24, 1 << 25, 1 << 26];
 
 /// The dictionary ROOT's LZMA compression (`core/lzma`, `R__zipLZMA`) uses
-/// for `len` input bytes at preset `level`: the preset's, reduced to a
-/// quarter of the input when that is smaller, but at least 4 KiB. An
+/// for `len` input bytes at a preset whose dictionary is `preset`: that,
+/// reduced to a quarter of the input when smaller, but at least 4 KiB. An
 /// encoder's memory grows with its dictionary (at level 4 the preset's
 /// 4 MiB costs ~45 MiB of match-finder tables, set up for every page), so
 /// this keeps a page's encoder near the size of the page — and writes the
@@ -560,7 +561,8 @@ mod tests {
         assert_eq!(lzma_dict_size(1 << 22, 1000), 4096);
         assert_eq!(lzma_dict_size(1 << 22, 65536), 16384);
         assert_eq!(lzma_dict_size(1 << 22, 64 << 20), 1 << 22);
-        for (setting, len, dict) in [(204, 1000, 4096), (204, 65536, 16384), (201, 1 << 20, 1 << 18), (207, 3 << 20, 3 << 18)]
+        for (setting, len, dict) in
+            [(204, 1000, 4096), (204, 65536, 16384), (201, 1 << 20, 1 << 18), (207, 3 << 20, 3 << 18)]
         {
             let src = sample(len);
             let out = compress(&src, setting).unwrap();
