@@ -339,9 +339,12 @@ static void field(struct line *l, const char *name, uint64_t v)
    put_u64(l, v);
 }
 
+/* $HEAPCOUNT_OUT, read once at start-up (getenv is no function for a signal handler) */
+static const char *out_path;
+
 static void emit(const char *event)
 {
-   const char *path = getenv("HEAPCOUNT_OUT");
+   const char *path = out_path;
    struct line l = {.len = 0};
    uint64_t now = atomic_load(&live);
    put(&l, "{\"event\": \"");
@@ -409,8 +412,8 @@ static void on_signal(int sig)
 __attribute__((constructor)) static void heapcount_init(void)
 {
    resolve();
-   const char *path = getenv("HEAPCOUNT_OUT");
-   if (path && *path) {
+   out_path = getenv("HEAPCOUNT_OUT");
+   if (out_path && *out_path) {
       struct sigaction sa;
       memset(&sa, 0, sizeof sa);
       sa.sa_handler = on_signal;
