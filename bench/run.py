@@ -70,7 +70,7 @@ PLANS = {
     "cmsaod": {
         "cases": ("write",),
         "configs": [(204, 1)],
-        "writers": ["root-rntuple", "root-ttree", "ours-rust", "ours-rust-budget"],
+        "writers": ["root-rntuple", "root-ttree", "ours-rust", "ours-rust-budget", "ours-python"],
     },
 }
 

@@ -110,7 +110,8 @@ def test_bench_cms_aod_memory_case(tmp_path):
     assert data["failures"] == []
     assert data["workloads"]["cmsaod"]["top_level_fields"] == 552
     writes = [r for r in data["results"] if r["case"] == "write" and r["workload"] == "cmsaod"]
-    assert {r["competitor"] for r in writes} == {"root-rntuple", "root-ttree", "ours-rust", "ours-rust-budget"}
+    writers = {"root-rntuple", "root-ttree", "ours-rust", "ours-rust-budget", "ours-python"}
+    assert {r["competitor"] for r in writes} == writers
     for r in writes:
         assert r["config"] == {"codec": 204, "threads": 1}
         assert r["heap_requested"] >= r["heap_above_input"] > 0 and r["heap_calls"] > 0, r["competitor"]
