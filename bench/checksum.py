@@ -56,6 +56,8 @@ class Sums:
 
 
 def _array(directory: str, name: str, dtype, start: int, stop: int) -> np.ndarray:
+    if stop <= start:  # (an empty file cannot be mapped)
+        return np.zeros(0, dtype=np.dtype(dtype).newbyteorder("<"))
     mm = np.memmap(os.path.join(directory, name), dtype=np.dtype(dtype).newbyteorder("<"), mode="r")
     return np.asarray(mm[start:stop])
 

@@ -54,8 +54,18 @@ def peak_rss_bytes() -> int:
     return _status_bytes("VmHWM:")
 
 
+def heap_mark() -> None:
+    """Marks a phase boundary for the benchmark's heap counter (``heapcount.c``, loaded with
+    LD_PRELOAD when HEAPCOUNT_OUT is set): it writes the figures of the phase that ends."""
+    if os.environ.get("HEAPCOUNT_OUT"):
+        import ctypes
+
+        ctypes.CDLL(None).heapcount_mark()
+
+
 class Timer:
     def __enter__(self) -> Timer:
+        heap_mark()
         self.cpu0 = _cpu()
         self.wall0 = time.perf_counter()
         return self
@@ -63,6 +73,7 @@ class Timer:
     def __exit__(self, *exc: object) -> None:
         self.wall = time.perf_counter() - self.wall0
         self.cpu = _cpu() - self.cpu0
+        heap_mark()
 
 
 # ---------------------------------------------------------------------------

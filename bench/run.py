@@ -2,7 +2,7 @@
 """Side-by-side benchmark: rntuple (Rust and Python APIs) against ROOT 6.40's
 RNTuple and TTree (compiled C++) and uproot, on the same data in the same run.
 
-    python bench/run.py [--quick] [--runs N] [--cases write,read,...] [--workloads nanoaod,aod,run2012]
+    python bench/run.py [--quick] [--runs N] [--cases write,read,...] [--workloads nanoaod,aod,run2012,cmsaod]
 
 Generates the inputs (cached under ``$RNTUPLE_CACHE/bench``), builds the
 competitors (cached too), runs every case ``--runs`` times with the
@@ -14,7 +14,12 @@ competitor failed or a checksum differs.
 Cases: ``write`` (codecs × threads), ``read`` (all columns, 1 and 2 threads),
 ``read3`` (3 fields), ``range`` (1 % of the entries), ``wide`` (open the
 2,000-field RNTuple and read one column), ``limit`` (codec alone),
-``merge`` (``bench/merge_bench.py``, when it exists).
+``merge`` (``bench/merge_bench.py``, when it exists). The ``cmsaod`` workload (CMS's
+memory case) has its own plan (``PLANS``): writes only, LZMA 4, 1 thread.
+
+Every write runs under the heap counter (``bench/heapcount.c`` by LD_PRELOAD; ``--heap off``
+to leave it out): peak live heap and bytes requested during the timed section, the same way
+for every writer.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ sys.path.insert(0, HERE)
 
 import checksum  # noqa: E402
 import cppgen  # noqa: E402
+import heapcount  # noqa: E402
 import report  # noqa: E402
 import workloads  # noqa: E402
 
@@ -54,10 +60,19 @@ READERS = [c for c in COMPETITORS if c != "ours-rust-budget"]
 CASES = ("write", "read", "read3", "range", "wide", "limit", "merge")
 # ROOT compression settings: zstd 5 (ROOT's default), lz4 4 (ROOT's "analysis" setting), none, lzma 1.
 # lzma 7 (ROOT's "smallest") writes at a few MB/s: --codecs 505,404,0,207 measures it too.
-CODECS = {505: "zstd 5", 404: "lz4 4", 0: "none", 201: "lzma 1", 207: "lzma 7"}
+CODECS = {505: "zstd 5", 404: "lz4 4", 0: "none", 201: "lzma 1", 204: "lzma 4", 207: "lzma 7"}
 DEFAULT_CODECS = (505, 404, 0, 201)
 SELECT3, WIDE_WORKLOAD, WIDE_FIELD = workloads.SELECT3, workloads.WIDE_WORKLOAD, workloads.WIDE_FIELD
 CHILD_TIMEOUT = 1800
+# Workloads with their own plan (ignoring --codecs/--threads): the cases they run, the (codec, threads)
+# of their writes and the writers. cmsaod is CMS's memory case (issue 15): LZMA 4, CMS's AOD setting.
+PLANS = {
+    "cmsaod": {
+        "cases": ("write",),
+        "configs": [(204, 1)],
+        "writers": ["root-rntuple", "root-ttree", "ours-rust", "ours-rust-budget", "ours-python"],
+    },
+}
 
 
 def cache_root() -> str:
@@ -68,11 +83,18 @@ class Failure(Exception):
     pass
 
 
-def run_child(cmd: list[str], timeout: float = CHILD_TIMEOUT) -> dict:
-    """Runs one competitor process; returns its JSON plus the rusage of the process (peak RSS, CPU)."""
+def run_child(cmd: list[str], timeout: float = CHILD_TIMEOUT, heap: tuple[str, str] | None = None) -> dict:
+    """Runs one competitor process; returns its JSON plus the rusage of the process (peak RSS, CPU).
+    ``heap``: (counter library, output path): the process runs under the heap counter and the result
+    gains its figures of the timed section (``heapcount.figures``)."""
+    env = None
+    if heap is not None:
+        if os.path.exists(heap[1]):
+            os.remove(heap[1])
+        env = heapcount.environment(heap[0], heap[1])
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
         try:
@@ -97,6 +119,12 @@ def run_child(cmd: list[str], timeout: float = CHILD_TIMEOUT) -> dict:
     result["peak_rss"] = result.pop("peak_rss_self", None) or result["ru_maxrss"]
     result["process_wall"] = process_wall
     result["process_cpu"] = usage.ru_utime + usage.ru_stime
+    if heap is not None:
+        figures = heapcount.figures(heap[1], proc.pid)
+        if not figures:
+            raise Failure(f"the heap counter wrote no marks for: {' '.join(cmd)}")
+        result.update(figures)
+        os.remove(heap[1])
     return result
 
 
@@ -132,6 +160,7 @@ class Bench:
         self.rust = os.path.join(env["CARGO_TARGET_DIR"], "release", "rntuple-bench")
         self.log("building ROOT's RNTuple reader (C++)")
         self.root_reader = cppgen.build_reader(self.cache, self.log)
+        self.heaplib = heapcount.build(self.cache, self.log) if self.args.heap != "off" else None
 
     def prepare(self, name: str, entries: int) -> dict:
         self.log(f"{name}: input ({entries} entries)")
@@ -147,8 +176,9 @@ class Bench:
             "rntuple": os.path.join(files, "root-rntuple-505.root"),
             "ttree": os.path.join(files, "root-ttree-505.root"),
         }
+        wants_ref = set(self.cases_of(name)) & {"read", "read3", "range", "wide", "limit"}
         for kind, path in ref.items():
-            if not os.path.exists(path):
+            if wants_ref and not os.path.exists(path):
                 self.log(f"{name}: reference file written by ROOT ({kind}, zstd 5)")
                 tmp = f"{path}.{os.getpid()}.tmp.root"
                 run_child(self._write_cmd("root-" + kind, directory, manifest, exe, tmp, 505, 1))
@@ -164,6 +194,10 @@ class Bench:
         }
         self.workloads[name] = w
         return w
+
+    def cases_of(self, name: str) -> list[str]:
+        plan = PLANS.get(name)
+        return [c for c in self.args.cases if plan is None or c in plan["cases"]]
 
     def expected(self, w: dict, fields: list[str] | None, start: int, stop: int) -> dict:
         key = (tuple(fields) if fields else None, start, stop)
@@ -206,8 +240,11 @@ class Bench:
         raise KeyError(comp)
 
     def record(self, case: str, w: dict, config: dict, comp: str, run: int, cmd: list[str], expect=None) -> dict | None:
+        heap = None
+        if case == "write" and self.heaplib:
+            heap = (self.heaplib, os.path.join(self.scratch, f"heap-{comp}-{run}.jsonl"))
         try:
-            r = run_child(cmd)
+            r = run_child(cmd, heap=heap)
         except Failure as e:
             self.failures.append(f"{case} {w['name']} {config} {comp}: {e}")
             self.log(f"FAILED {case} {w['name']} {config} {comp}: {str(e).splitlines()[0]}")
@@ -227,13 +264,18 @@ class Bench:
     def case_write(self, w: dict) -> None:
         # zstd 5 (the targets' setting) with every thread count and every writer; the other codecs with
         # 1 thread, ROOT RNTuple and rntuple (Rust) only (file sizes and speed per codec; keeps the run short)
+        plan = PLANS.get(w["name"])
         configs = [(505, t) for t in self.args.threads]
         configs += [(c, 1) for c in self.args.codecs if c != 505]
+        if plan:
+            configs = plan["configs"]
         out_dir = os.path.join(self.scratch, w["name"])
         os.makedirs(out_dir, exist_ok=True)
         kept: dict[str, str] = {}
         for codec, threads in configs:
-            if codec == 505 and threads == 1:
+            if plan:
+                comps = plan["writers"]
+            elif codec == 505 and threads == 1:
                 comps = ["root-rntuple", "root-ttree", "ours-rust", "ours-rust-budget", "ours-python", "uproot"]
             elif codec == 505:  # uproot writes with 1 thread; TTree (slow) only where a target needs it
                 comps = ["root-rntuple", "ours-rust", "ours-rust-budget", "ours-python"]
@@ -248,7 +290,7 @@ class Bench:
                     r = self.record("write", w, config, comp, run, cmd)
                     if r is not None and os.path.exists(out):
                         r["file_size"] = os.path.getsize(out)
-                        if run == 0 and codec == 505 and threads == 1:
+                        if run == 0 and (codec, threads) == configs[0]:
                             kept[comp] = out
                             continue
                     if os.path.exists(out):
@@ -371,7 +413,7 @@ class Bench:
                 entries = self.args.entries.get(name) or workloads.SIZES[name][self.args.scale]
                 w = self.prepare(name, entries)
                 for case in ("write", "read", "read3", "range", "limit"):
-                    if case in cases:
+                    if case in self.cases_of(name):
                         getattr(self, "case_" + case)(w)
                 if "wide" in cases and name == WIDE_WORKLOAD:
                     self.case_wide(w)
@@ -419,9 +461,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--entries", nargs="*", default=[], metavar="WORKLOAD=N", help="override entries of a workload")
     p.add_argument("--codecs", type=_ints, default=list(DEFAULT_CODECS), help="ROOT compression settings to write")
     p.add_argument("--threads", type=_ints, default=[1, 2], help="thread counts (default 1,2)")
+    p.add_argument(
+        "--heap",
+        choices=("write", "off"),
+        default="write",
+        help="write: every write run under the heap counter (bench/heapcount.c; peak heap and bytes requested)",
+    )
     p.add_argument("--output", default=os.path.join(REPO, "docs", "benchmarks.md"), help="the report (markdown)")
     p.add_argument("--json", help="also write all raw results to this JSON file")
-    p.add_argument("--render", metavar="JSON", help="only render the report from the raw results of an earlier run")
+    p.add_argument(
+        "--render",
+        metavar="JSON[,JSON...]",
+        help="only render the report from the raw results of earlier runs (several: the first one's machine and\n"
+        "command head the report; a later run's results replace the earlier ones of the same workload)",
+    )
     args = p.parse_args(argv)
     args.scale = args.scale or ("quick" if args.quick else "full")
     if args.runs is None:
@@ -442,15 +495,36 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _merge_saved(paths: list[str]) -> dict:
+    """The raw results of several runs as one: workloads measured again replace the earlier figures;
+    results of a later run carry its command and start (``run_meta``)."""
+    merged: dict | None = None
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                saved = json.load(fh)
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"bench/run.py --render: cannot read {path}: {e}") from None
+        if merged is None:
+            merged = saved
+            continue
+        again = set(saved["workloads"])
+        run_meta = {k: saved["meta"][k] for k in ("command", "started", "elapsed", "runs", "load_before", "load_after")}
+        for r in saved["results"]:
+            r["run_meta"] = run_meta
+        merged["workloads"].update(saved["workloads"])
+        merged["results"] = [r for r in merged["results"] if r["workload"] not in again] + saved["results"]
+        merged["checks"] = [c for c in merged["checks"] if c["workload"] not in again] + saved["checks"]
+        merged["failures"] += saved["failures"]
+    assert merged is not None
+    return merged
+
+
 def render_saved(path: str, output: str) -> int:
     """Writes the report of the raw results saved by ``--json`` (e.g. after editing bench/notes.md)."""
     import types
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            saved = json.load(fh)
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"bench/run.py --render: cannot read {path}: {e}") from None
+    saved = _merge_saved([p for p in path.split(",") if p])
     bench = types.SimpleNamespace(
         workloads={
             name: {"name": name, "manifest": {"entries": info["entries"]}, "info": info}

@@ -4,6 +4,7 @@
 #ifndef RNTUPLE_BENCH_COMMON_HXX
 #define RNTUPLE_BENCH_COMMON_HXX
 
+#include <dlfcn.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -50,6 +51,16 @@ inline std::uint64_t RssBytes()
 inline std::uint64_t PeakRssBytes()
 {
    return StatusBytes("VmHWM:");
+}
+
+/// Marks a phase boundary for the benchmark's heap counter (bench/heapcount.c, loaded with LD_PRELOAD):
+/// it writes the figures of the phase that ends. A no-op when the counter is not loaded.
+inline void HeapMark()
+{
+   using Mark = void (*)();
+   static const Mark mark = reinterpret_cast<Mark>(dlsym(RTLD_DEFAULT, "heapcount_mark"));
+   if (mark)
+      mark();
 }
 
 struct Stopwatch {

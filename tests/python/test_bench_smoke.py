@@ -75,10 +75,11 @@ def test_bench_quick_run_checks_every_competitor(tmp_path):
         assert ("limit", workload, "codec") in seen
     reads = [r for r in data["results"] if r["case"] in ("read", "read3", "range")]
     assert reads and all(r["checksum_ok"] for r in reads)
-    # every figure the report needs is there
+    # every figure the report needs is there, the heap counter's too (every writer runs under it)
     for r in data["results"]:
         if r["case"] == "write":
             assert r["wall"] > 0 and r["peak_rss"] > r["rss_after_load"] > 0 and r["file_size"] > 0
+            assert r["heap_requested"] >= r["heap_above_input"] > 0 and r["heap_calls"] > 0, r["competitor"]
     # ROOT reads the files our writers wrote, with the input's checksum
     checks = {(c["workload"], c["writer"], c["reader"]): c["ok"] for c in data["checks"]}
     for workload in ("nanoaod", "run2012"):
@@ -93,3 +94,32 @@ def test_bench_quick_run_checks_every_competitor(tmp_path):
     assert "| zstd 5 | 1 | **rntuple (Rust)** |" in text
     # the committed report is left alone
     assert (os.stat(DOCS).st_mtime_ns if os.path.exists(DOCS) else None) == docs_before
+
+
+def test_bench_cms_aod_memory_case(tmp_path):
+    """The CMS AOD-like workload (552 top-level fields, LZMA 4): every writer of its plan writes it
+    under the heap counter, ROOT and we read every file back with the input's checksum, and the
+    report has its memory section."""
+    out = tmp_path / "benchmarks.md"
+    raw = tmp_path / "results.json"
+    cmd = [root_python(), os.path.join(REPO, "bench", "run.py"), "--scale", "tiny", "--runs", "1"]
+    cmd += ["--workloads", "cmsaod", "--cases", "write", "--output", str(out), "--json", str(raw)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    data = json.loads(raw.read_text())
+    assert data["failures"] == []
+    assert data["workloads"]["cmsaod"]["top_level_fields"] == 552
+    writes = [r for r in data["results"] if r["case"] == "write" and r["workload"] == "cmsaod"]
+    writers = {"root-rntuple", "root-ttree", "ours-rust", "ours-rust-budget", "ours-python"}
+    assert {r["competitor"] for r in writes} == writers
+    for r in writes:
+        assert r["config"] == {"codec": 204, "threads": 1}
+        assert r["heap_requested"] >= r["heap_above_input"] > 0 and r["heap_calls"] > 0, r["competitor"]
+        assert r["heap_hist"] and r["file_size"] > 0
+    checks = {(c["writer"], c["reader"]): c["ok"] for c in data["checks"]}
+    assert checks[("ours-rust", "root-rntuple")] is True
+    assert checks[("root-ttree", "root-ttree")] is True
+    assert all(checks.values())
+    text = out.read_text()
+    assert "## Memory: heap and RSS (issue 15)" in text and "### CMS AOD-like, LZMA 4" in text
+    assert "| peak heap above input vs ROOT RNTuple | cmsaod |" in text

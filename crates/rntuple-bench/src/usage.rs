@@ -55,3 +55,15 @@ impl Stopwatch {
         Ok((self.wall.elapsed().as_secs_f64(), cpu_seconds()? - self.cpu))
     }
 }
+
+/// Marks a phase boundary for the heap counter of the benchmark
+/// (`bench/heapcount.c`, loaded with `LD_PRELOAD` when `HEAPCOUNT_OUT` is
+/// set): SIGUSR1 makes it write the figures of the phase that ends. Without
+/// the counter (no `HEAPCOUNT_OUT`) nothing is sent: SIGUSR1 would end the
+/// process.
+pub fn heap_mark() -> BenchResult<()> {
+    if std::env::var_os("HEAPCOUNT_OUT").is_some_and(|v| !v.is_empty()) {
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGUSR1)?;
+    }
+    Ok(())
+}

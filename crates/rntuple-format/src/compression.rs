@@ -326,10 +326,34 @@ fn deflate_zlib(chunk: &[u8], level: u32) -> Result<Vec<u8>> {
     e.finish().map_err(|e| Error::io("zlib compression", e))
 }
 
+/// The smallest LZMA dictionary (liblzma's `LZMA_DICT_SIZE_MIN`).
+const LZMA_DICT_SIZE_MIN: u32 = 4096;
+/// The dictionary of liblzma's presets 0-9 (the table of `xz(1)`, "DictSize").
+const LZMA_PRESET_DICT: [u32; 10] =
+    [1 << 18, 1 << 20, 1 << 21, 1 << 22, 1 << 22, 1 << 23, 1 << 23, 1 << 24, 1 << 25, 1 << 26];
+
+/// The dictionary ROOT's LZMA compression (`core/lzma`, `R__zipLZMA`) uses
+/// for `len` input bytes at a preset whose dictionary is `preset`: that,
+/// reduced to a quarter of the input when smaller, but at least 4 KiB. An
+/// encoder's memory grows with its dictionary (at level 4 the preset's
+/// 4 MiB costs ~45 MiB of match-finder tables, set up for every page), so
+/// this keeps a page's encoder near the size of the page — and writes the
+/// bytes ROOT writes.
+fn lzma_dict_size(preset: u32, len: usize) -> u32 {
+    let quarter = u32::try_from(len / 4).unwrap_or(u32::MAX).max(LZMA_DICT_SIZE_MIN);
+    preset.min(quarter)
+}
+
 fn xz(chunk: &[u8], level: u32) -> Result<Vec<u8>> {
     use std::io::Write;
-    let stream = liblzma::stream::Stream::new_easy_encoder(level, liblzma::stream::Check::Crc32)
-        .map_err(|e| Error::io("xz compression", e.into()))?;
+    let lzma_err = |e: liblzma::stream::Error| Error::io("xz compression", e.into());
+    let mut options = liblzma::stream::LzmaOptions::new_preset(level).map_err(lzma_err)?;
+    let preset_dict = LZMA_PRESET_DICT[level.min(9) as usize];
+    options.dict_size(lzma_dict_size(preset_dict, chunk.len()));
+    let mut filters = liblzma::stream::Filters::new();
+    filters.lzma2(&options);
+    let stream =
+        liblzma::stream::Stream::new_stream_encoder(&filters, liblzma::stream::Check::Crc32).map_err(lzma_err)?;
     let mut e = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
     e.write_all(chunk).map_err(|e| Error::io("xz compression", e))?;
     e.finish().map_err(|e| Error::io("xz compression", e))
@@ -514,6 +538,41 @@ mod tests {
         let here = compress(&data, 505).unwrap();
         let there = std::thread::spawn(move || compress(&data, 505).unwrap()).join().unwrap();
         assert_eq!(here, there);
+    }
+
+    /// The dictionary size an LZMA block's xz stream declares: the LZMA2
+    /// properties byte of its block header (xz format 1.2.1 section 3.1.5,
+    /// filter flags: id 0x21, one property byte d, dictionary (2 | d & 1) << (d / 2 + 11)).
+    fn declared_dict(block: &[u8]) -> u32 {
+        let xz = &block[COMPRESSION_HEADER_SIZE..];
+        assert_eq!(&xz[..6], &[0xFD, b'7', b'z', b'X', b'Z', 0]);
+        let header = &xz[12..];
+        assert_eq!(header[1] & 0x03, 0, "one filter");
+        let filter_start = 2 + usize::from(header[1] & 0x40 != 0) + usize::from(header[1] & 0x80 != 0);
+        assert!(header[1] & 0xC0 == 0, "no size fields before the filter flags");
+        assert_eq!(&header[filter_start..filter_start + 2], &[0x21, 0x01], "LZMA2 with one property byte");
+        let d = u32::from(header[filter_start + 2]);
+        (2 | (d & 1)) << (d / 2 + 11)
+    }
+
+    #[test]
+    fn lzma_dictionary_is_roots_a_quarter_of_the_input_within_the_preset() {
+        // ROOT (core/lzma R__zipLZMA): min(preset, max(len / 4, 4 KiB))
+        assert_eq!(lzma_dict_size(1 << 22, 1000), 4096);
+        assert_eq!(lzma_dict_size(1 << 22, 65536), 16384);
+        assert_eq!(lzma_dict_size(1 << 22, 64 << 20), 1 << 22);
+        for (setting, len, dict) in
+            [(204, 1000, 4096), (204, 65536, 16384), (201, 1 << 20, 1 << 18), (207, 3 << 20, 3 << 18)]
+        {
+            let src = sample(len);
+            let out = compress(&src, setting).unwrap();
+            assert_eq!(&out[..2], b"XZ");
+            assert_eq!(declared_dict(&out), dict, "setting {setting}, {len} bytes");
+            assert_eq!(decompress(&out, len, &loc()).unwrap(), src);
+        }
+        // the preset bounds it: level 1's dictionary is 1 MiB
+        let big = sample(12 << 20);
+        assert_eq!(declared_dict(&compress(&big, 201).unwrap()), 1 << 20);
     }
 
     #[test]
