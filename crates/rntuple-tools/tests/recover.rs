@@ -337,6 +337,17 @@ fn measure_journal_cost() {
     for p in [&on, &off] {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     }
+    // One write only (`on`, `off`) or none (`none`: the input alone), for
+    // bench/journal_cost.sh, which counts the instructions of each under
+    // valgrind: a figure the load of the machine does not move.
+    if let Ok(only) = std::env::var("RNTUPLE_COST_ONLY") {
+        match only.as_str() {
+            "on" => eprintln!("journal bytes {}", write(&on, true).1),
+            "off" => drop(write(&off, false)),
+            _ => eprintln!("input of {} batches", batches.len()),
+        }
+        return;
+    }
     let (mut t_on, mut t_off, mut jbytes) = (Vec::new(), Vec::new(), 0);
     let reps: usize = std::env::var("RNTUPLE_COST_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
     for k in 0..reps {
