@@ -28,12 +28,16 @@ else
     SANITIZER=none
 fi
 export CARGO_TARGET_DIR="$FUZZ_DIR/target-$SANITIZER"
-TARGETS=${FUZZ_TARGETS:-$("${FUZZ[@]}" list --fuzz-dir fuzz)}
+# python_write_inputs: the atheris target of the Python write inputs (fuzz/python/run.sh), run
+# last with the same share; FUZZ_TARGETS=python_write_inputs runs only it (no cargo build).
+TARGETS=${FUZZ_TARGETS:-$("${FUZZ[@]}" list --fuzz-dir fuzz) python_write_inputs}
 n=$(wc -w <<<"$TARGETS")
 per=$((TOTAL / n))
+PYTHON_TARGET=$(grep -ow python_write_inputs <<<"$TARGETS" || true)
+TARGETS=$(tr ' ' '\n' <<<"$TARGETS" | grep -vx python_write_inputs | xargs || true)
 # Build every target once, then run copies of the binaries: editing or
 # rebuilding the tree meanwhile does not disturb the run.
-"${FUZZ[@]}" build --fuzz-dir fuzz --sanitizer "$SANITIZER"
+[ -z "$TARGETS" ] || "${FUZZ[@]}" build --fuzz-dir fuzz --sanitizer "$SANITIZER"
 RUN_BIN="$FUZZ_DIR/long-run-bin"
 mkdir -p "$RUN_BIN"
 for target in $TARGETS; do
@@ -79,3 +83,8 @@ for target in $TARGETS; do
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$target" "$per" "$SANITIZER" \
         "$execs" "$((execs / (per > 0 ? per : 1)))" "$cov" "$ft" "$files" "${rss:-0}" "$crashes" | tee -a "$RESULTS"
 done
+if [ -n "$PYTHON_TARGET" ]; then
+    echo "--- $PYTHON_TARGET for ${per}s"
+    fuzz/python/run.sh "$per" "$RESULTS"
+    tail -1 "$RESULTS"
+fi

@@ -1,0 +1,97 @@
+"""Findings of the atheris fuzz target of the Python write inputs (``fuzz/python/``, issue 16).
+
+Every input in ``fuzz/python/regressions/`` once made ``fuzz/python/fuzz_write_inputs.py``
+report a bug; it is replayed through the same check. Each finding also has a plain test
+with the input written out, which does not depend on how the harness decodes bytes.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import awkward as ak
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import rntuple
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+REGRESSIONS = sorted((ROOT / "fuzz" / "python" / "regressions").iterdir())
+
+pytest.importorskip("atheris")
+
+
+@pytest.fixture(scope="module")
+def harness():
+    sys.path.insert(0, str(ROOT / "fuzz" / "python"))
+    try:
+        import fuzz_write_inputs
+    finally:
+        sys.path.pop(0)
+    return fuzz_write_inputs
+
+
+def test_every_regression_is_listed():
+    """The folder holds inputs only (a README would be replayed as an input)."""
+    assert REGRESSIONS, "fuzz/python/regressions is empty"
+    assert all(p.is_file() and p.stat().st_size > 0 for p in REGRESSIONS)
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[p.name for p in REGRESSIONS])
+def test_fuzz_regression(harness, path):
+    harness.check(path.read_bytes())
+
+
+def _write_read(tmp_path, data):
+    path = tmp_path / "out.root"
+    with rntuple.recreate(path) as f:
+        f["Events"] = data
+    with rntuple.open(path) as f:
+        return f["Events"].num_entries, f["Events"].arrays()
+
+
+def test_dataframe_without_columns_keeps_its_entries(tmp_path):
+    """pandas_index_without_columns: a DataFrame with 5 rows and no columns was written with 0 entries."""
+    entries, array = _write_read(tmp_path, pd.DataFrame(index=pd.RangeIndex(5, 15, 2)))
+    assert entries == 5
+    assert len(array) == 5
+    assert array.fields == []
+
+
+def test_list_view_next_to_other_kinds_is_a_write_error(tmp_path):
+    """list_view_in_dict: a pyarrow list_view column in a dict with numpy columns raised awkward's
+    AssertionError; it is a WriteError naming the column and the type."""
+    view = pa.ListViewArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array([1, 1], pa.int32()), pa.array([1.0, 2.0]))
+    with pytest.raises(rntuple.WriteError, match=r"column 'v'.*list_view"):
+        _write_read(tmp_path, {"n": np.arange(2), "v": view})
+
+
+def test_dict_column_of_mixed_depths(tmp_path):
+    """dict_union_column_zipped_to_record: ak.zip made a single ak.Record of a dict whose column is a
+    union of lists and numbers, and ``.ndim`` raised AttributeError; now the columns are the fields
+    and the untyped union is refused as such."""
+    data = {"u": [[[None], -5, ("x", None)], None, None]}
+    with pytest.raises(rntuple.WriteError, match="field 'u' has no type"):
+        _write_read(tmp_path, data)
+    entries, array = _write_read(tmp_path, {"u": [[1, [2]], None, [3]], "n": [1, 2, 3]})
+    assert entries == 3
+    assert array.tolist() == [{"u": [1, [2]], "n": 1}, {"u": None, "n": 2}, {"u": [3], "n": 3}]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        ak.Array({"x": [None, None, [1.0]]})[:2],
+        ak.Array({"x": ak.Array([[1.0, 2.0, 3.0], None, [4.0]])[1:2]}),
+    ],
+    ids=["slice-of-missing", "middle-missing"],
+)
+def test_all_missing_option_of_lists(tmp_path, data):
+    """awkward_all_missing_option_list: an option of lists whose entries are all missing (a slice of
+    events) raised IndexError in awkward's Arrow conversion after packing; it is written."""
+    entries, array = _write_read(tmp_path, data)
+    assert entries == len(data)
+    assert array.x.tolist() == [None] * len(data)
