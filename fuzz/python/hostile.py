@@ -46,6 +46,8 @@ class Expect:
     length: int
     names: list[str]
     values: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    # Entries (``ak.to_list``) an awkward input must read back as, when every value is plain.
+    entries: list[Any] | None = None
 
 
 def pick(d: Any, items: list[Any]) -> Any:
@@ -428,3 +430,30 @@ def pandas_column(d: Any, n: int, expect: Expect, key: str) -> Any:
     if k == 6:
         return pd.array([d.ConsumeBool() if d.ConsumeBool() else pd.NA for _ in range(n)], dtype="boolean")
     return python_column(d, n)
+
+
+def plain(value: Any) -> bool:
+    """Whether ``ak.to_list`` output holds only values every conversion keeps: numbers, strings,
+    None, lists and records of them (no bytes, tuples, datetimes or complex numbers)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list):
+        return all(plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and plain(v) for k, v in value.items())
+    return False
+
+
+def same(a: Any, b: Any) -> bool:
+    """``a == b`` with NaN equal to NaN and 1 == 1.0 == True as Python has it."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b

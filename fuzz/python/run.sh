@@ -42,21 +42,21 @@ while left=$((TOTAL - ($(date +%s) - start))) && [ "$left" -gt 2 ]; do
     rc=$?
     set -e
     cat "$log.part" >>"$log"
-    n=$({ grep -oE '^stat::number_of_executed_units: [0-9]+' "$log.part" || true; } | grep -oE '[0-9]+$' || true)
+    n=$({ grep -aoE '^stat::number_of_executed_units: [0-9]+' "$log.part" || true; } | grep -aoE '[0-9]+$' || true)
     execs=$((execs + ${n:-0}))
     if [ "$rc" -ne 0 ]; then
         status=1
         echo "FUZZ FINDING in $target (exit code $rc); full log: $log"
-        grep -m1 -A3 -E '^(Bug|=== Uncaught|==[0-9]+== ERROR)' "$log.part" | sed 's/^/  /' || true
+        grep -a -m1 -A3 -E '^(Bug|=== Uncaught|==[0-9]+== ERROR)' "$log.part" | sed 's/^/  /' || true
         sed -n 's/.*Test unit written to \(.*\)$/  failing input: \1/p' "$log.part"
         echo "  reproduce: python fuzz/python/fuzz_write_inputs.py <input>"
         [ -n "$RESULTS" ] || break
     fi
 done
-last() { { grep -oE "$1" "$log" || true; } | tail -1 | grep -oE '[0-9]+' || echo 0; }
+last() { { grep -aoE "$1" "$log" || true; } | tail -1 | grep -aoE '[0-9]+' || echo 0; }
 cov=$(last 'cov: [0-9]+')
 ft=$(last 'ft: [0-9]+')
-rss=$({ grep -oE 'rss: [0-9]+' "$log" || true; } | grep -oE '[0-9]+' | sort -n | tail -1 || echo 0)
+rss=$({ grep -aoE 'rss: [0-9]+' "$log" || true; } | grep -aoE '[0-9]+' | sort -n | tail -1 || echo 0)
 files=$(find "$corpus" -type f | wc -l)
 crashes=$(($(find "$artifacts" -type f | wc -l) - before))
 echo "$target: $execs executions in ${TOTAL}s, cov: $cov ft: $ft, corpus $files files, peak rss ${rss:-0} MB, findings: $crashes"
