@@ -47,13 +47,13 @@ import atheris
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-with atheris.instrument_imports(include=["rntuple", "hostile"]):
+with atheris.instrument_imports(include=["rntuple", "hostile", "hostile_frames"]):
     import awkward as ak
+    import hostile as h
+    import hostile_frames as hf
     import numpy as np
     import pandas as pd
     import pyarrow as pa
-
-    import hostile as h
     import rntuple
 
 ALLOWED = (ValueError, TypeError, KeyError, OverflowError, NotImplementedError, rntuple.RNTupleError)
@@ -109,15 +109,15 @@ def build_data(d: Any) -> tuple[Any, h.Expect]:
         entries = data.to_list()
         expect.entries = entries if h.plain(entries) else None
     elif kind in (3, 4):  # pyarrow Table / RecordBatch (duplicate names possible)
-        arrays = [h.arrow_column(d, m) for m in lengths]
+        arrays = [hf.arrow_column(d, m) for m in lengths]
         if kind == 3:
-            data = pa.Table.from_arrays([h.chunked(d, a) for a in arrays], names=names)
+            data = pa.Table.from_arrays([hf.chunked(d, a) for a in arrays], names=names)
         else:
             data = pa.RecordBatch.from_arrays(arrays, names=names)
         expect.names = list(names)
     elif kind == 5:  # pandas DataFrame
-        columns = {k: h.pandas_column(d, n, expect, k) for k in names}
-        frame = pd.DataFrame(columns, index=h.pandas_index(d, n))
+        columns = {k: hf.pandas_column(d, n, expect, k) for k in names}
+        frame = pd.DataFrame(columns, index=hf.pandas_index(d, n))
         if d.ConsumeIntInRange(0, 5) == 0 and names:  # non-string column labels
             frame.columns = [pick for pick in range(len(frame.columns))]
             expect.values.clear()
@@ -131,17 +131,35 @@ def build_data(d: Any) -> tuple[Any, h.Expect]:
             if which == 0:
                 data[k] = h.numpy_column(d, m, expect, k)
             elif which == 1:
-                data[k] = h.arrow_column(d, m)
+                data[k] = hf.arrow_column(d, m)
             elif which == 2:
                 data[k] = ak.Array(h.awkward_layout(d, m))
             else:
                 data[k] = pd.Series(h.python_column(d, m), dtype=object)
         expect.names = list(data)
     else:  # types only (schema), nothing written with it
-        specs = ["var * float32", "int32", "?float64", "string", "{x: int32, y: var * bool}", "var * var * int8",
-                 "bogus", "3 * float32", "0 * int64", "union[int32, string]", "datetime64", np.int32, np.float16,
-                 np.dtype("U3"), np.dtype("O"), ak.types.from_datashape("var * ?int64", highlevel=False), "?string",
-                 "bytes", "complex128", "timedelta64[s]"]
+        specs = [
+            "var * float32",
+            "int32",
+            "?float64",
+            "string",
+            "{x: int32, y: var * bool}",
+            "var * var * int8",
+            "bogus",
+            "3 * float32",
+            "0 * int64",
+            "union[int32, string]",
+            "datetime64",
+            np.int32,
+            np.float16,
+            np.dtype("U3"),
+            np.dtype("O"),
+            ak.types.from_datashape("var * ?int64", highlevel=False),
+            "?string",
+            "bytes",
+            "complex128",
+            "timedelta64[s]",
+        ]
         data = {k: h.pick(d, specs) for k in names}
         expect.names, expect.length = list(data), 0
     if isinstance(data, pa.Table | pa.RecordBatch):
@@ -163,10 +181,26 @@ def _common_length(columns: Any, default: int) -> int:
 def build_options(d: Any) -> dict[str, Any]:
     opts: dict[str, Any] = {}
     for _ in range(d.ConsumeIntInRange(0, 4)):
-        key = h.pick(d, ["compression", "compression_level", "approx_zipped_cluster_size", "max_unzipped_cluster_size",
-                         "initial_unzipped_page_size", "max_unzipped_page_size", "page_buffer_budget", "memory_budget",
-                         "page_checksums", "same_page_merging", "index32", "cluster_group_size", "compression_threads",
-                         "description", "bogus_option"])
+        key = h.pick(
+            d,
+            [
+                "compression",
+                "compression_level",
+                "approx_zipped_cluster_size",
+                "max_unzipped_cluster_size",
+                "initial_unzipped_page_size",
+                "max_unzipped_page_size",
+                "page_buffer_budget",
+                "memory_budget",
+                "page_checksums",
+                "same_page_merging",
+                "index32",
+                "cluster_group_size",
+                "compression_threads",
+                "description",
+                "bogus_option",
+            ],
+        )
         if key == "compression":
             opts[key] = h.pick(d, h.COMPRESSIONS)
         elif key in ("compression_level", "cluster_group_size", "compression_threads"):
@@ -224,8 +258,12 @@ def _write(d: Any, data: Any, expect: h.Expect) -> tuple[str, h.Expect] | None:
             w.close()
             return name, expect
         w = f.mkrntuple(name, data, **opts)
-        written = h.Expect(0 if isinstance(data, dict) and rntuple._write._is_schema_only(data) else expect.length,
-                           expect.names, dict(expect.values), expect.entries)
+        written = h.Expect(
+            0 if isinstance(data, dict) and rntuple._write._is_schema_only(data) else expect.length,
+            expect.names,
+            dict(expect.values),
+            expect.entries,
+        )
         for batch, e in [(data, expect)] if mode == 2 else [(more, more_expect)]:
             if commit:
                 w.commit_cluster()
@@ -237,8 +275,9 @@ def _write(d: Any, data: Any, expect: h.Expect) -> tuple[str, h.Expect] | None:
                 raise Bug(f"extend accepted a batch with fields {e.names} into an RNTuple with fields {written.names}")
             written.length += e.length
             written.entries = None if written.entries is None or e.entries is None else written.entries + e.entries
-            written.values = {k: np.concatenate([written.values[k], e.values[k]])
-                              for k in written.values if k in e.values}
+            written.values = {
+                k: np.concatenate([written.values[k], e.values[k]]) for k in written.values if k in e.values
+            }
         w.close()
         return name, written
 

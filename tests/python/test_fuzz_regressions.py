@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-
 import rntuple
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -64,7 +63,9 @@ def test_dataframe_without_columns_keeps_its_entries(tmp_path):
 def test_list_view_next_to_other_kinds_is_a_write_error(tmp_path):
     """list_view_in_dict: a pyarrow list_view column in a dict with numpy columns raised awkward's
     AssertionError; it is a WriteError naming the column and the type."""
-    view = pa.ListViewArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array([1, 1], pa.int32()), pa.array([1.0, 2.0]))
+    view = pa.ListViewArray.from_arrays(
+        pa.array([0, 1], pa.int32()), pa.array([1, 1], pa.int32()), pa.array([1.0, 2.0])
+    )
     with pytest.raises(rntuple.WriteError, match=r"column 'v'.*list_view"):
         _write_read(tmp_path, {"n": np.arange(2), "v": view})
 
@@ -95,3 +96,14 @@ def test_all_missing_option_of_lists(tmp_path, data):
     entries, array = _write_read(tmp_path, data)
     assert entries == len(data)
     assert array.x.tolist() == [None] * len(data)
+
+
+def test_absurd_compression_threads_are_refused(tmp_path):
+    """compression_threads_2_pow_31: the writer reserved a handle per thread up front (a 51 GB
+    allocation, abort); the count is refused with a WriteError naming the option."""
+    with rntuple.recreate(tmp_path / "out.root") as f:
+        with pytest.raises(rntuple.WriteError, match=r"compression_threads \(2147483648\) must not exceed 1024"):
+            f.mkrntuple("Events", {"x": np.arange(3)}, compression_threads=2**31)
+        f.mkrntuple("Events", {"x": np.arange(3)}, compression_threads=4).close()
+    with rntuple.open(tmp_path / "out.root") as f:
+        assert f["Events"].arrays().x.tolist() == [0, 1, 2]
