@@ -107,3 +107,32 @@ def test_absurd_compression_threads_are_refused(tmp_path):
         f.mkrntuple("Events", {"x": np.arange(3)}, compression_threads=4).close()
     with rntuple.open(tmp_path / "out.root") as f:
         assert f["Events"].arrays().x.tolist() == [0, 1, 2]
+
+
+def _union_with_a_null():
+    """A dense union double | bool whose third entry is a null double: written as a valueless
+    std::variant (switch tag 0)."""
+    return pa.UnionArray.from_dense(
+        pa.array([0, 1, 0], pa.int8()), pa.array([0, 0, 1], pa.int32()), [pa.array([1.5, None]), pa.array([True])]
+    )
+
+
+@pytest.mark.parametrize("where", ["top", "list", "struct"])
+def test_valueless_variants_read_back_inside_collections(tmp_path, where):
+    """valueless_variant_in_list: a file with a std::vector<std::variant<double,bool>> holding a
+    valueless variant (what the writer makes of a null union value; ROOT can write it too) failed to
+    read: "Non-nullable field of LargeListArray cannot contain nulls"; likewise inside a record."""
+    u = _union_with_a_null()
+    column = {
+        "top": u,
+        "list": pa.LargeListArray.from_arrays(pa.array([0, 3]), u),
+        "struct": pa.StructArray.from_arrays([u], ["v"]),
+    }[where]
+    entries, array = _write_read(tmp_path, pa.table({"x": column}))
+    want = {
+        "top": [1.5, True, None],
+        "list": [[1.5, True, None]],
+        "struct": [{"v": 1.5}, {"v": True}, {"v": None}],
+    }[where]
+    assert entries == len(want)
+    assert array.x.tolist() == want
