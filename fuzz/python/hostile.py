@@ -11,6 +11,7 @@ recorded in ``Expect``.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import awkward as ak
@@ -448,15 +449,20 @@ def awkward_array(d: Any, n: int, names: list[str]) -> ak.Array:
     return ak.Array(layout)
 
 
-def plain(value: Any) -> bool:
+def plain(value: Any, top: bool = True) -> bool:
     """Whether ``ak.to_list`` output holds only values every conversion keeps: numbers, strings,
-    None, lists and records of them (no bytes, tuples, datetimes or complex numbers)."""
+    None, lists and records of them (no bytes, tuples, datetimes or complex numbers), and no record
+    member below the top level named ``_0``, ``_1``... (read back as ``0``, ``1``..., as uproot
+    names them)."""
     if value is None or isinstance(value, bool | int | float | str):
         return True
     if isinstance(value, list):
-        return all(plain(v) for v in value)
+        return all(plain(v, top) for v in value)
     if isinstance(value, dict):
-        return all(isinstance(k, str) and plain(v) for k, v in value.items())
+        return all(
+            isinstance(k, str) and (top or re.fullmatch(r"_[0-9]+", k) is None) and plain(v, False)
+            for k, v in value.items()
+        )
     return False
 
 

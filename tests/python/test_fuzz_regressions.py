@@ -136,3 +136,30 @@ def test_valueless_variants_read_back_inside_collections(tmp_path, where):
     }[where]
     assert entries == len(want)
     assert array.x.tolist() == want
+
+
+def test_sliced_nested_structs_are_written(tmp_path):
+    """sliced_nested_struct_panic: a slice of a table with a struct-of-struct column panicked in the
+    Arrow C data import of the Rust side (pyo3_runtime.PanicException: end <= self.len())."""
+    inner = pa.StructArray.from_arrays([pa.array([1, 2, 3, 4], pa.int32())], ["v"])
+    table = pa.table({"s": pa.StructArray.from_arrays([inner], ["r"])}).slice(1, 2)
+    entries, array = _write_read(tmp_path, table)
+    assert entries == 2
+    assert array.s.tolist() == [{"r": {"v": 2}}, {"r": {"v": 3}}]
+    listed = pa.table({"l": pa.ListArray.from_arrays(pa.array([0, 2], pa.int32()), table.column("s").chunk(0))})
+    entries, array = _write_read(tmp_path, listed)
+    assert array.l.tolist() == [[{"r": {"v": 2}}, {"r": {"v": 3}}]]
+
+
+def test_a_refused_table_writes_none_of_its_chunks(tmp_path):
+    """refused_table_wrote_its_first_chunks: ``extend`` wrote a table chunk by chunk, so a table whose
+    third chunk held a null in a non-optional field was refused after writing its earlier chunks."""
+    column = pa.chunked_array([[], [-3], [None, -2], [3, 1]], pa.int16())
+    with rntuple.recreate(tmp_path / "out.root") as f:
+        w = f.mkrntuple("Events", pa.table({"x": pa.array([7], pa.int16())}))
+        with pytest.raises(rntuple.WriteError, match="holds null values"):
+            w.extend(pa.table({"x": column}))
+        assert w.num_entries == 1
+        w.extend(pa.table({"x": pa.chunked_array([[8], [9]], pa.int16())}))
+    with rntuple.open(tmp_path / "out.root") as f:
+        assert f["Events"].arrays().x.tolist() == [7, 8, 9]

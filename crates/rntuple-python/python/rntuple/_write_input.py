@@ -298,7 +298,30 @@ def _table_of(data: Any) -> tuple[pa.Table, bool, dict[str, dict]]:
     overrides its special columns need (:func:`_special_columns`)."""
     table, exact = _to_table(data)
     table, overrides = _special_columns(_decode_dictionaries(table))
-    return table, exact, overrides
+    return _compact_sliced_structs(table), exact, overrides
+
+
+def _has_sliced_struct(array: pa.Array) -> bool:
+    """Whether ``array`` is or holds a struct array that starts at an offset (a slice)."""
+    t = array.type
+    if pa.types.is_struct(t):
+        return array.offset != 0 or any(_has_sliced_struct(array.field(i)) for i in range(t.num_fields))
+    if pa.types.is_union(t):
+        return any(_has_sliced_struct(array.field(i)) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_map(t):
+        return _has_sliced_struct(array.values)
+    return False
+
+
+def _compact_sliced_structs(table: pa.Table) -> pa.Table:
+    """``table`` with chunks that hold sliced structs copied to offset 0: the Arrow C data import
+    of the Rust side (arrow-rs 59) panics on a sliced struct with struct members (``table.slice``
+    of nested records; found by the fuzz target of fuzz/python)."""
+    for i, column in enumerate(table.columns):
+        if any(_has_sliced_struct(c) for c in column.chunks):
+            chunks = [pa.concat_arrays([c]) if _has_sliced_struct(c) else c for c in column.chunks]
+            table = table.set_column(i, table.schema.field(i), pa.chunked_array(chunks, column.type))
+    return table
 
 
 def _schema_and_overrides(data_or_schema: Any) -> tuple[pa.Schema, dict[str, dict]]:
