@@ -163,3 +163,11 @@ def test_a_refused_table_writes_none_of_its_chunks(tmp_path):
         w.extend(pa.table({"x": pa.chunked_array([[8], [9]], pa.int16())}))
     with rntuple.open(tmp_path / "out.root") as f:
         assert f["Events"].arrays().x.tolist() == [7, 8, 9]
+
+
+@pytest.mark.parametrize("column", [[2**70, 1], np.array([2**70, 1], dtype=object)], ids=["list", "object"])
+def test_ints_beyond_64_bits_are_a_write_error(tmp_path, column):
+    """int_beyond_64_bits_in_list: a column with an int of 2**70 raised awkward's RuntimeError (a
+    pybind11 cast error); it is a WriteError naming the column."""
+    with pytest.raises(rntuple.WriteError, match=r"column 'big': awkward cannot build an array"):
+        _write_read(tmp_path, {"big": column})

@@ -51,12 +51,16 @@ def _to_awkward(name: str, value: Any) -> ak.Array:
             ) from None
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):  # pandas Series
         value = value.to_numpy()
-    if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            return ak.from_iter(value.tolist())
+    if isinstance(value, np.ndarray) and value.dtype != object:
         return ak.from_numpy(value)
-    if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
-        return ak.from_iter(value)
+    if isinstance(value, np.ndarray) or (isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)):
+        try:
+            return ak.from_iter(value.tolist() if isinstance(value, np.ndarray) else value)
+        except Exception as err:  # awkward's builder raises RuntimeError for ints beyond 64 bits
+            raise WriteError(
+                f"column {name!r}: awkward cannot build an array of these values ({type(err).__name__}: "
+                f"{str(err).splitlines()[0] if str(err) else ''})"
+            ) from None
     raise TypeError(f"column {name!r}: cannot write a {type(value).__name__}; give an array (numpy, awkward, pyarrow)")
 
 
