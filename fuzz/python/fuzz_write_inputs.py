@@ -25,7 +25,7 @@ Anything else is a bug: another exception (``pyo3_runtime.PanicException``,
 that does not read back or reads back different, a hang (libFuzzer's
 ``-timeout``) or an unbounded allocation (``-rss_limit_mb``).
 
-    python fuzz/python/fuzz_write_inputs.py fuzz/python/seeds -max_total_time=30 -rss_limit_mb=2048 -timeout=10
+    fuzz/python/run.sh 30                                   # what CI runs (.ci/fuzz_python)
     python fuzz/python/fuzz_write_inputs.py crash-input     # replay one input
 
 ``check(data)`` is the same test as a function (used by
@@ -63,10 +63,14 @@ class Bug(AssertionError):
     """A finding: the write-input code did something the contract above does not allow."""
 
 
-# libFuzzer ends the process with exit(): the runner scripts give a directory they remove afterwards.
+# libFuzzer ends the process with exit(), past Python's clean-up: the runner scripts give a
+# directory (RNTUPLE_PYFUZZ_TMP) they remove afterwards; else (pytest, a replay) it is made here and
+# removed at the interpreter's exit.
 _TMP = os.environ.get("RNTUPLE_PYFUZZ_TMP") or tempfile.mkdtemp(
     prefix="rntuple-pyfuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None
 )
+if "RNTUPLE_PYFUZZ_TMP" not in os.environ:
+    atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 _PATH = os.path.join(_TMP, "out.root")
 
 
@@ -342,8 +346,6 @@ def TestOneInput(data: bytes) -> None:  # noqa: N802 (atheris' name)
 
 
 def main() -> None:
-    if "RNTUPLE_PYFUZZ_TMP" not in os.environ:
-        atexit.register(shutil.rmtree, _TMP, ignore_errors=True)  # a replay of single inputs returns
     atheris.Setup(sys.argv, TestOneInput)
     atheris.Fuzz()
 
