@@ -183,6 +183,8 @@ def _common_length(columns: Any, default: int) -> int:
 
 
 def build_options(d: Any) -> dict[str, Any]:
+    """Writer keywords. The names are listed here on purpose, not taken from ``rntuple._write``: an
+    option the package stopped accepting is still tried, and regression inputs keep decoding alike."""
     opts: dict[str, Any] = {}
     for _ in range(d.ConsumeIntInRange(0, 4)):
         key = h.pick(
