@@ -28,17 +28,24 @@ else
     SANITIZER=none
 fi
 export CARGO_TARGET_DIR="$FUZZ_DIR/target-$SANITIZER"
-TARGETS=${FUZZ_TARGETS:-$("${FUZZ[@]}" list --fuzz-dir fuzz)}
+# python_write_inputs: the atheris target of the Python write inputs (fuzz/python/README.md),
+# run with the installed `rntuple` package; FUZZ_TARGETS=python_write_inputs runs only it.
+TARGETS=${FUZZ_TARGETS:-$("${FUZZ[@]}" list --fuzz-dir fuzz) python_write_inputs}
 n=$(wc -w <<<"$TARGETS")
 per=$((TOTAL / n))
+CARGO_TARGETS=$(tr ' ' '\n' <<<"$TARGETS" | grep -vx python_write_inputs | xargs || true)
 # Build every target once, then run copies of the binaries: editing or
 # rebuilding the tree meanwhile does not disturb the run.
-"${FUZZ[@]}" build --fuzz-dir fuzz --sanitizer "$SANITIZER"
+[ -z "$CARGO_TARGETS" ] || "${FUZZ[@]}" build --fuzz-dir fuzz --sanitizer "$SANITIZER"
 RUN_BIN="$FUZZ_DIR/long-run-bin"
 mkdir -p "$RUN_BIN"
-for target in $TARGETS; do
+for target in $CARGO_TARGETS; do
     cp "$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release/$target" "$RUN_BIN/$target"
 done
+# The Python target writes its files here (libFuzzer exits without Python's clean-up).
+RNTUPLE_PYFUZZ_TMP=$(mktemp -d "$([ -d /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")/rntuple-pyfuzz.XXXXXX")
+export RNTUPLE_PYFUZZ_TMP
+trap 'rm -rf "$RNTUPLE_PYFUZZ_TMP"' EXIT
 mkdir -p "$(dirname "$RESULTS")"
 if [ ! -s "$RESULTS" ]; then
     printf 'date\ttarget\tseconds\tsanitizer\texecutions\texec_per_s\tcov_edges\tfeatures\tcorpus_files\tpeak_rss_mb\tcrashes\n' >"$RESULTS"
@@ -52,6 +59,13 @@ for target in $TARGETS; do
     [ -d "${seeds[0]}" ] || seeds=(fuzz/seeds/whole_file)
     [ -d "fuzz/regressions/$target" ] && seeds+=("fuzz/regressions/$target")
     [ "$target" = whole_file ] && seeds+=(tests/data/bad)
+    run=("$RUN_BIN/$target" -malloc_limit_mb=2048)
+    sanitizer=$SANITIZER
+    if [ "$target" = python_write_inputs ]; then
+        run=(python fuzz/python/fuzz_write_inputs.py -max_len=4096)
+        seeds=(fuzz/python/seeds fuzz/python/regressions)
+        sanitizer=atheris
+    fi
     log="$FUZZ_DIR/$target.long.log"
     before=$(find "$artifacts" -type f | wc -l)
     echo "--- $target for ${per}s"
@@ -62,20 +76,20 @@ for target in $TARGETS; do
     start=$(date +%s)
     while left=$((per - ($(date +%s) - start))) && [ "$left" -gt 2 ]; do
         set +e
-        ASAN_OPTIONS=detect_odr_violation=0 "$RUN_BIN/$target" "$corpus" "${seeds[@]}" \
-            -max_total_time="$left" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 \
+        ASAN_OPTIONS=detect_odr_violation=0 "${run[@]}" "$corpus" "${seeds[@]}" \
+            -max_total_time="$left" -rss_limit_mb=2048 -timeout=10 \
             -artifact_prefix="$artifacts/" -print_final_stats=1 >"$log.part" 2>&1
         set -e
         cat "$log.part" >>"$log"
-        n=$({ grep -oE '^stat::number_of_executed_units: [0-9]+' "$log.part" || true; } | grep -oE '[0-9]+$' || true)
+        n=$({ grep -aoE '^stat::number_of_executed_units: [0-9]+' "$log.part" || true; } | grep -aoE '[0-9]+$' || true)
         execs=$((execs + ${n:-0}))
     done
-    last() { { grep -oE "$1" "$log" || true; } | tail -1 | grep -oE '[0-9]+' || echo 0; }
+    last() { { grep -aoE "$1" "$log" || true; } | tail -1 | grep -aoE '[0-9]+' || echo 0; }
     cov=$(last 'cov: [0-9]+')
     ft=$(last 'ft: [0-9]+')
-    rss=$({ grep -oE 'rss: [0-9]+' "$log" || true; } | grep -oE '[0-9]+' | sort -n | tail -1 || echo 0)
+    rss=$({ grep -aoE 'rss: [0-9]+' "$log" || true; } | grep -aoE '[0-9]+' | sort -n | tail -1 || echo 0)
     files=$(find "$corpus" -type f | wc -l)
     crashes=$(($(find "$artifacts" -type f | wc -l) - before))
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$target" "$per" "$SANITIZER" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$target" "$per" "$sanitizer" \
         "$execs" "$((execs / (per > 0 ? per : 1)))" "$cov" "$ft" "$files" "${rss:-0}" "$crashes" | tee -a "$RESULTS"
 done

@@ -348,6 +348,20 @@ impl PyRNTupleWriter {
         .map_err(|e| e.into_py(py))
     }
 
+    /// Checks that `batch` can be appended (schema and values, as `extend`
+    /// does first) without writing it: `RNTupleWriter.extend` checks every
+    /// batch of a table before writing any, so that a refused table writes
+    /// nothing.
+    fn check(&self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<()> {
+        let batch = batch.into_inner();
+        py.detach(|| {
+            let state = self.lock()?;
+            let State::Open(w) = &*state else { return Err(self.not_open(&state)) };
+            w.check_batch(&batch).map_err(Failure::Rust)
+        })
+        .map_err(|e| e.into_py(py))
+    }
+
     /// Ends the current cluster (no-op without new entries).
     fn commit_cluster(&self, py: Python<'_>) -> PyResult<()> {
         self.with_writer(py, |w| w.commit_cluster())

@@ -329,7 +329,11 @@ class RNTupleWriter(_Writer):
         """
         table, _, _ = _table_of(data)
         table = _conform(table, self._schema, self.name)
-        for batch in table.to_batches():
+        batches = table.to_batches()
+        if len(batches) > 1:  # all checked before any is written: a refused table writes nothing
+            for batch in batches:
+                self._inner.check(batch)
+        for batch in batches:
             self._inner.extend(batch)
 
     def create_attribute_set(

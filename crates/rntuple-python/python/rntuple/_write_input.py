@@ -42,20 +42,31 @@ def _to_awkward(name: str, value: Any) -> ak.Array:
     if isinstance(value, ak.Array):
         return value
     if isinstance(value, pa.Array | pa.ChunkedArray):
-        return ak.from_arrow(value)
+        try:
+            return ak.from_arrow(value)
+        except Exception as err:  # awkward asserts on Arrow types it has no form for (list_view, ...)
+            raise WriteError(
+                f"column {name!r}: awkward cannot take the Arrow type {value.type} "
+                f"({type(err).__name__}: {err}); give all columns as pyarrow arrays (a Table)"
+            ) from None
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):  # pandas Series
         value = value.to_numpy()
-    if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            return ak.from_iter(value.tolist())
+    if isinstance(value, np.ndarray) and value.dtype != object:
         return ak.from_numpy(value)
-    if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
-        return ak.from_iter(value)
+    if isinstance(value, np.ndarray) or (isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)):
+        try:
+            return ak.from_iter(value.tolist() if isinstance(value, np.ndarray) else value)
+        except Exception as err:  # awkward's builder raises RuntimeError for ints beyond 64 bits
+            raise WriteError(
+                f"column {name!r}: awkward cannot build an array of these values ({type(err).__name__}: "
+                f"{str(err).splitlines()[0] if str(err) else ''})"
+            ) from None
     raise TypeError(f"column {name!r}: cannot write a {type(value).__name__}; give an array (numpy, awkward, pyarrow)")
 
 
 def _from_awkward(array: ak.Array) -> pa.Table:
-    if not array.fields or array.ndim != 1:
+    # layout.purelist_depth, not array.ndim: ndim raises AttributeError for some unions (awkward 2.x)
+    if not isinstance(array, ak.Array) or not array.fields or array.layout.purelist_depth != 1:
         raise TypeError(
             f"an awkward array to write must be a record array (its fields are the RNTuple's fields), not of "
             f"type {array.type}; write {{'name': array}} for a single field"
@@ -65,8 +76,16 @@ def _from_awkward(array: ak.Array) -> pa.Table:
         # not start at 0 into an Arrow array with wrong offsets.
         packed = ak.to_packed(array)
         return ak.to_arrow_table(packed, extensionarray=False, categorical_as_dictionary=False)
-    except (TypeError, ValueError) as err:
-        raise WriteError(f"cannot convert the awkward array of type {array.type} to Arrow: {err}") from None
+    except Exception:
+        pass
+    try:
+        # awkward 2.x packs an option of lists whose entries are all missing into an empty list
+        # array that its Arrow conversion then indexes out of bounds (IndexError); unpacked it converts.
+        return ak.to_arrow_table(array, extensionarray=False, categorical_as_dictionary=False)
+    except Exception as err:  # awkward's own bugs too (IndexError, AssertionError)
+        raise WriteError(
+            f"cannot convert the awkward array of type {array.type} to Arrow: {type(err).__name__}: {err}"
+        ) from None
 
 
 def _from_mapping(data: Mapping[str, Any]) -> tuple[pa.Table, bool]:
@@ -81,7 +100,11 @@ def _from_mapping(data: Mapping[str, Any]) -> tuple[pa.Table, bool]:
         raise WriteError(f"the columns have different lengths: {lengths}")
     if not columns:
         raise WriteError("no columns to write")
-    return _from_awkward(ak.zip(columns, depth_limit=1)), True
+    n = next(iter(lengths.values()))
+    # The record array built directly: ak.zip(depth_limit=1) returns a single ak.Record for some
+    # union columns (awkward 2.x), where the entries are the columns' entries.
+    record = ak.contents.RecordArray([c.layout for c in columns.values()], list(columns), length=n)
+    return _from_awkward(ak.Array(record)), True
 
 
 def _numpy_to_arrow(values: np.ndarray) -> pa.Array:
@@ -143,6 +166,8 @@ def _from_pandas(frame: Any) -> pa.Table:
             if listed is None:
                 raise WriteError(f"column {name!r} of the DataFrame cannot be converted to Arrow: {err}") from None
             arrays.append(listed)
+    if not arrays:  # no columns: the entries are still there (an RNTuple without fields)
+        return pa.Table.from_batches([pa.RecordBatch.from_struct_array(pa.array([{}] * len(frame), pa.struct([])))])
     return pa.Table.from_arrays(arrays, names=names)
 
 
@@ -277,7 +302,30 @@ def _table_of(data: Any) -> tuple[pa.Table, bool, dict[str, dict]]:
     overrides its special columns need (:func:`_special_columns`)."""
     table, exact = _to_table(data)
     table, overrides = _special_columns(_decode_dictionaries(table))
-    return table, exact, overrides
+    return _compact_sliced_structs(table), exact, overrides
+
+
+def _has_sliced_struct(array: pa.Array) -> bool:
+    """Whether ``array`` is or holds a struct array that starts at an offset (a slice)."""
+    t = array.type
+    if pa.types.is_struct(t):
+        return array.offset != 0 or any(_has_sliced_struct(array.field(i)) for i in range(t.num_fields))
+    if pa.types.is_union(t):
+        return any(_has_sliced_struct(array.field(i)) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_map(t):
+        return _has_sliced_struct(array.values)
+    return False
+
+
+def _compact_sliced_structs(table: pa.Table) -> pa.Table:
+    """``table`` with chunks that hold sliced structs copied to offset 0: the Arrow C data import
+    of the Rust side (arrow-rs 59) panics on a sliced struct with struct members (``table.slice``
+    of nested records; found by the fuzz target of fuzz/python)."""
+    for i, column in enumerate(table.columns):
+        if any(_has_sliced_struct(c) for c in column.chunks):
+            chunks = [pa.concat_arrays([c]) if _has_sliced_struct(c) else c for c in column.chunks]
+            table = table.set_column(i, table.schema.field(i), pa.chunked_array(chunks, column.type))
+    return table
 
 
 def _schema_and_overrides(data_or_schema: Any) -> tuple[pa.Schema, dict[str, dict]]:

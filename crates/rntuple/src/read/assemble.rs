@@ -120,7 +120,7 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
             if *nullable {
                 return optional(f, &offsets, values);
             }
-            let field = Arc::new(plan.nodes[c].field.arrow_field().with_data_type(values.data_type().clone()));
+            let field = Arc::new(child_field(plan.nodes[c].field, &values));
             if let Some(narrow) = index32(plan, f, &offsets) {
                 return Ok(Arc::new(ListArray::try_new(field, narrow, values, None).map_err(|e| arrow_err(f, e))?));
             }
@@ -130,7 +130,7 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
         FieldKind::Array { size } => {
             let c = node.children[0];
             let values = build(plan, sinks, c)?;
-            let field = Arc::new(plan.nodes[c].field.arrow_field().with_data_type(values.data_type().clone()));
+            let field = Arc::new(child_field(plan.nodes[c].field, &values));
             let arr =
                 FixedSizeListArray::try_new(field, list_size(f, *size)?, values, None).map_err(|e| arrow_err(f, e))?;
             Ok(Arc::new(arr))
@@ -143,7 +143,7 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
             let mut arrays = Vec::with_capacity(node.children.len());
             for &c in &node.children {
                 let arr = build(plan, sinks, c)?;
-                fields.push(Arc::new(plan.nodes[c].field.arrow_field().with_data_type(arr.data_type().clone())));
+                fields.push(Arc::new(child_field(plan.nodes[c].field, &arr)));
                 arrays.push(arr);
             }
             let arr = StructArray::try_new(fields.into(), arrays, None).map_err(|e| arrow_err(f, e))?;
@@ -368,6 +368,20 @@ fn optional_union(f: &FieldNode, offsets: &OffsetBuffer<i64>, values: &UnionArra
     }
     let arr = UnionArray::try_new(fields, ids.into(), Some(at.into()), children).map_err(|e| arrow_err(f, e))?;
     Ok(Arc::new(arr))
+}
+
+/// The Arrow field of a child field whose values are `values`. A union has
+/// no validity of its own: valueless variants (switch tag 0, spec "Variant")
+/// are null slots of its first alternative, logical nulls that a list or
+/// struct with a non-nullable child field refuses; such a child is nullable.
+fn child_field(field: &FieldNode, values: &ArrayRef) -> Field {
+    let valueless = matches!(values.data_type(), DataType::Union(..)) && values.logical_null_count() > 0;
+    let arrow = field.arrow_field().with_data_type(values.data_type().clone());
+    if valueless {
+        arrow.with_nullable(true)
+    } else {
+        arrow
+    }
 }
 
 /// `std::variant` as a dense union; valueless entries point at null slots

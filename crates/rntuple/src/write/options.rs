@@ -84,6 +84,9 @@ impl Default for WriteOptions {
     }
 }
 
+/// The most compression threads one writer starts (`WriteOptions::compression_threads`).
+pub(crate) const MAX_COMPRESSION_THREADS: usize = 1024;
+
 impl WriteOptions {
     /// Checks the tunables as ROOT's `RNTupleWriteOptions` setters do.
     pub fn validate(&self) -> Result<()> {
@@ -110,6 +113,14 @@ impl WriteOptions {
             return bad(format!(
                 "max_unzipped_page_size ({}) must not exceed max_unzipped_cluster_size ({})",
                 self.max_unzipped_page_size, self.max_unzipped_cluster_size
+            ));
+        }
+        // Each thread is started (and its handle held) up front: a count from a typo or a
+        // fuzzer (2^31) must be refused, not attempted (the Python fuzz target's finding).
+        if self.compression_threads > MAX_COMPRESSION_THREADS {
+            return bad(format!(
+                "compression_threads ({}) must not exceed {MAX_COMPRESSION_THREADS}",
+                self.compression_threads
             ));
         }
         // Surface unknown algorithms now rather than at the first page.
@@ -399,6 +410,15 @@ mod tests {
                 Ok(c) => panic!("{text} parsed as {c:?}"),
             }
         }
+    }
+
+    #[test]
+    fn too_many_compression_threads_are_refused() {
+        let ok = WriteOptions { compression_threads: MAX_COMPRESSION_THREADS, ..Default::default() };
+        assert!(ok.validate().is_ok());
+        let bad = WriteOptions { compression_threads: 1 << 31, ..Default::default() };
+        let e = bad.validate().expect_err("2^31 threads");
+        assert!(e.to_string().contains("compression_threads (2147483648) must not exceed 1024"), "{e}");
     }
 
     #[test]
