@@ -13,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ENTRIES=${1:-200000}
+REPS=${REPS:-3}
 shift || true
 CLUSTERS=("$@")
 [ ${#CLUSTERS[@]} -eq 0 ] && CLUSTERS=(16384 1048576)
@@ -23,20 +24,27 @@ for l in sys.stdin:
     m=json.loads(l)
     if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="recover": print(m["executable"])' | tail -1)
 [ -x "$BIN" ] || { echo "could not build the recover test binary" >&2; exit 2; }
-count() { # MODE CLUSTER -> instructions
+once() { # MODE CLUSTER -> instructions of one run
     RNTUPLE_COST_ONLY=$1 RNTUPLE_COST_ENTRIES=$ENTRIES RNTUPLE_COST_CLUSTER=$2 \
         valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
         "$BIN" measure_journal_cost --exact --test-threads=1 2>&1 >/dev/null \
         | sed -n 's/.*I *refs: *//p' | tr -d ,
 }
-echo "entries $ENTRIES"
-printf '%-10s %16s %16s %16s %10s %10s\n' cluster input_only without_journal with_journal writer journal/writer
+count() { # MODE CLUSTER -> "min,median,max" over REPS runs (threads make the count vary a little)
+    local runs=()
+    for _ in $(seq "$REPS"); do runs+=("$(once "$1" "$2")"); done
+    printf '%s\n' "${runs[@]}" | sort -n | python3 -c 'import sys; v=[int(x) for x in sys.stdin]; print(f"{v[0]},{v[len(v)//2]},{v[-1]}")'
+}
+echo "entries $ENTRIES, median of $REPS runs each (spread: max - min of the runs of one mode)"
+printf '%-8s %13s %13s %13s %11s %12s %12s\n' cluster input_only without with writer journal/writer spread/writer
 for c in "${CLUSTERS[@]}"; do
     none=$(count none "$c"); off=$(count off "$c"); on=$(count on "$c")
     python3 - "$c" "$none" "$off" "$on" <<'PY'
 import sys
-c, none, off, on = (int(x) for x in sys.argv[1:])
-writer = off - none
-print(f"{c:<10d} {none:16d} {off:16d} {on:16d} {writer:10.3e} {100 * (on - off) / writer:+9.3f}%")
+c = int(sys.argv[1])
+none, off, on = ([int(x) for x in a.split(",")] for a in sys.argv[2:])
+writer = off[1] - none[1]
+spread = max(off[2] - off[0], on[2] - on[0])
+print(f"{c:<8d} {none[1]:13d} {off[1]:13d} {on[1]:13d} {writer:11.4e} {100 * (on[1] - off[1]) / writer:+11.3f}% {100 * spread / writer:11.3f}%")
 PY
 done

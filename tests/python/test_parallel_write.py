@@ -336,3 +336,18 @@ def test_fields_added_while_another_context_fills_read_as_zeros_before(tmp_path)
     assert line, proc.stdout + proc.stderr
     root = {i: (x, tg) for i, x, tg in json.loads(line[0][len("RESULT ") :])}
     assert root == want
+
+
+def test_a_refused_table_writes_none_of_its_chunks_through_a_fill_context(tmp_path):
+    """A table whose third chunk holds a null in a non-optional field is refused before its first
+    chunks are written (as ``RNTupleWriter.extend`` refuses it)."""
+    path = tmp_path / "chunks.root"
+    column = pa.chunked_array([[1], [2], [None, 3]], pa.int16())
+    with rntuple.recreate(path) as f, f.mkrntuple_parallel("Events", pa.schema([("x", pa.int16(), False)])) as w:
+        with w.fill_context() as ctx:
+            with pytest.raises(rntuple.WriteError, match="holds null values"):
+                ctx.extend(pa.table({"x": column}))
+            assert ctx.num_entries == 0
+            ctx.extend(pa.table({"x": pa.chunked_array([[8], [9]], pa.int16())}))
+    with rntuple.open(path) as f:
+        assert f["Events"].arrays().x.tolist() == [8, 9]

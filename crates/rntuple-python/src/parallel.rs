@@ -317,6 +317,12 @@ impl PyFillContext {
         })
     }
 
+    /// Checks a record batch as `extend` does, without writing it.
+    fn check(&self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<()> {
+        let batch = batch.into_inner();
+        self.with_open(py, |c| c.check_batch(&batch))
+    }
+
     /// Commits the entries appended since the last cluster as a cluster
     /// (no-op without new entries).
     fn commit_cluster(&self, py: Python<'_>) -> PyResult<()> {

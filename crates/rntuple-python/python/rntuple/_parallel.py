@@ -103,7 +103,11 @@ class FillContext:
         names = set(table.column_names)
         schema = next((s for s in reversed(self._writer._schemas) if set(s.names) == names), self._writer.schema)
         table = _conform(table, schema, self._writer.name)
-        for batch in table.to_batches():
+        batches = table.to_batches()
+        if len(batches) > 1:  # all checked before any is written: a refused table writes nothing
+            for batch in batches:
+                self._inner.check(batch)
+        for batch in batches:
             self._inner.extend(batch)
 
     def commit_cluster(self) -> None:
