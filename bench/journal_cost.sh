@@ -9,7 +9,8 @@
 # journal adds one write(2) per committed cluster, listed beside.
 #
 # usage: bench/journal_cost.sh [ENTRIES] [CLUSTER_BYTES...]
-#   defaults: 200000 entries; clusters of 16384 and 1048576 bytes (about 40 and 1 commits)
+#   defaults: 200000 entries; clusters of 16384 and 1048576 bytes (about 30 and 1 commits);
+#   REPS=3 runs of each mode (median)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ENTRIES=${1:-200000}
@@ -48,3 +49,14 @@ spread = max(off[2] - off[0], on[2] - on[0])
 print(f"{c:<8d} {none[1]:13d} {off[1]:13d} {on[1]:13d} {writer:11.4e} {100 * (on[1] - off[1]) / writer:+11.3f}% {100 * spread / writer:11.3f}%")
 PY
 done
+# The system calls the journal adds (strace -c, if installed): calls and kernel seconds of write(2).
+if command -v strace >/dev/null; then
+    echo "write(2) calls / seconds in the kernel, clusters of ${CLUSTERS[0]} bytes (strace -c):"
+    for m in off on; do
+        RNTUPLE_COST_ONLY=$m RNTUPLE_COST_ENTRIES=$ENTRIES RNTUPLE_COST_CLUSTER=${CLUSTERS[0]} \
+            strace -f -c -e trace=write,pwrite64,writev,fsync -o "/tmp/journal_cost_strace_$m.txt" \
+            "$BIN" measure_journal_cost --exact --test-threads=1 >/dev/null 2>&1
+        awk -v m="$m" '$NF=="write" {print "  journal " m ": " $4 " calls, " $2 " s"}' "/tmp/journal_cost_strace_$m.txt"
+        rm -f "/tmp/journal_cost_strace_$m.txt"
+    done
+fi
