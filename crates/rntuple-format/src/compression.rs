@@ -17,14 +17,17 @@
 //! * `ZL\x08`: a zlib stream (RFC 1950, with header and Adler-32).
 //! * `XZ\x00`: an xz stream (LZMA2 filter, CRC32 check).
 //! * `L4<major>`: an 8-byte **big-endian** xxhash64 (seed 0) of the LZ4 block
-//!   data, then one LZ4 block; the compressed size counts the 8 bytes.
+//!   data, then one LZ4 block; the compressed size counts the 8 bytes. ROOT
+//!   uses LZ4 HC from level 4 up.
 //! * `ZS\x01`: one zstd frame; ROOT compresses with zstd level `2 * level`.
 //! * `CS\x08`: ROOT's pre-zlib deflate; not read here.
 //! * When any chunk does not shrink, ROOT stores the whole buffer uncompressed.
 
-use crate::checksum::xxh64;
+mod lz4_chunk;
+
 use crate::constants::*;
 use crate::error::{Error, Location, Result};
+use lz4_chunk::unlz4;
 
 /// Decompresses `src` into a new buffer of `uncompressed_len` bytes.
 pub fn decompress(src: &[u8], uncompressed_len: usize, what: &Location) -> Result<Vec<u8>> {
@@ -197,21 +200,6 @@ fn unxz(body: &[u8], target: &mut [u8]) -> std::result::Result<usize, String> {
     }
 }
 
-fn unlz4(body: &[u8], target: &mut [u8]) -> std::result::Result<usize, String> {
-    if body.len() < LZ4_CHECKSUM_SIZE {
-        return Err("LZ4 chunk is shorter than its 8-byte checksum".into());
-    }
-    let (sum, data) = body.split_at(LZ4_CHECKSUM_SIZE);
-    let mut stored = [0u8; 8];
-    stored.copy_from_slice(sum);
-    let stored = u64::from_be_bytes(stored);
-    let computed = xxh64(data);
-    if stored != computed {
-        return Err(format!("LZ4 xxhash64 mismatch: stored {stored:#018x}, computed {computed:#018x}"));
-    }
-    lz4_flex::block::decompress_into(data, target).map_err(|e| format!("lz4: {e}"))
-}
-
 /// Compresses `src` with ROOT compression `settings` (algorithm * 100 + level)
 /// into ROOT-compatible chunks. Returns `src` unchanged when the level is 0,
 /// when a chunk does not shrink (as ROOT does) or when the result would not
@@ -264,10 +252,8 @@ pub fn compress(src: &[u8], settings: u32) -> Result<Vec<u8>> {
                 TAG_LZMA
             }
             ALGORITHM_LZ4 => {
-                let data = lz4_flex::block::compress(chunk);
                 out.extend_from_slice(&[0; COMPRESSION_HEADER_SIZE]);
-                out.extend_from_slice(&xxh64(&data).to_be_bytes());
-                out.extend_from_slice(&data);
+                lz4_chunk::lz4_into(&mut out, chunk, level)?;
                 [TAG_LZ4[0], TAG_LZ4[1], LZ4_MAJOR_VERSION]
             }
             _ => {

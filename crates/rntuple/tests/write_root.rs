@@ -181,7 +181,7 @@ fn root_reads_what_we_write() {
     // Every inferred type, every compression algorithm, small pages and clusters.
     let batches = [everything(600, 21), everything(0, 22), everything(257, 23)];
     let written: Vec<Value> = batches.iter().flat_map(rows).collect();
-    for compression in [0, 505, 101, 207, 404] {
+    for compression in [0, 505, 101, 207, 401, 404, 409] {
         let file = scratch(&format!("root-{compression}.root"));
         rntuple::write_batches(&file, "t", batches.iter().cloned(), &HashMap::new(), small(compression))
             .expect("write");
