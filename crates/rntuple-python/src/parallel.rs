@@ -22,7 +22,7 @@ use pyo3_arrow::{PyRecordBatch, PySchema};
 use rntuple::write::{FillContext, ParallelWriter};
 
 use crate::attrs::attribute_ranges;
-use crate::write::{parse_options, parse_overrides, to_projections, to_py_write, Failure, PyFileWriter};
+use crate::write::{add_fields_args, parse_options, parse_overrides, schema_of, to_py_write, Failure, PyFileWriter};
 
 enum WriterState {
     Open(ParallelWriter),
@@ -120,8 +120,7 @@ impl PyParallelWriter {
     /// The newest schema: as created, with the fields added since.
     #[getter]
     fn schema(&self, py: Python<'_>) -> PyResult<PySchema> {
-        let s = self.schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))?;
-        Ok(PySchema::new(s.clone()))
+        schema_of(&self.schema, py)
     }
 
     /// Adds top-level fields (`schema`, written as `overrides` say) and
@@ -136,9 +135,7 @@ impl PyParallelWriter {
         overrides: &Bound<'_, PyDict>,
         projections: Vec<(String, String, Option<String>)>,
     ) -> PyResult<()> {
-        let overrides = parse_overrides(overrides)?;
-        let projections = to_projections(projections);
-        let added: SchemaRef = schema.into_inner();
+        let (added, overrides, projections) = add_fields_args(schema, overrides, projections)?;
         let merged = self.with_open(py, |w| {
             w.add_fields(&added, &overrides, &projections)?;
             w.schema()

@@ -264,8 +264,7 @@ impl PyRNTupleWriter {
     /// The Arrow schema of the batches: the declared fields and those added since.
     #[getter]
     fn schema(&self, py: Python<'_>) -> PyResult<PySchema> {
-        let schema = self.schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))?;
-        Ok(PySchema::new(schema.clone()))
+        schema_of(&self.schema, py)
     }
 
     /// Adds top-level fields (`schema`, written as `overrides` say) and
@@ -280,9 +279,7 @@ impl PyRNTupleWriter {
         overrides: &Bound<'_, PyDict>,
         projections: Vec<(String, String, Option<String>)>,
     ) -> PyResult<()> {
-        let overrides = parse_overrides(overrides)?;
-        let projections = to_projections(projections);
-        let added: SchemaRef = schema.into_inner();
+        let (added, overrides, projections) = add_fields_args(schema, overrides, projections)?;
         let merged = py
             .detach(|| {
                 let mut state = self.lock()?;
@@ -471,7 +468,22 @@ pub(crate) fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult
     Ok(o)
 }
 
-pub(crate) fn to_projections(list: Vec<(String, String, Option<String>)>) -> Vec<Projection> {
+/// The schema a writer's `schema` getter returns (the newest).
+pub(crate) fn schema_of(schema: &Mutex<SchemaRef>, py: Python<'_>) -> PyResult<PySchema> {
+    let schema = schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))?;
+    Ok(PySchema::new(schema.clone()))
+}
+
+/// The arguments of a writer's `add_fields`, parsed.
+pub(crate) fn add_fields_args(
+    schema: PySchema,
+    overrides: &Bound<'_, PyDict>,
+    projections: Vec<(String, String, Option<String>)>,
+) -> PyResult<(SchemaRef, HashMap<String, FieldOverride>, Vec<Projection>)> {
+    Ok((schema.into_inner(), parse_overrides(overrides)?, to_projections(projections)))
+}
+
+fn to_projections(list: Vec<(String, String, Option<String>)>) -> Vec<Projection> {
     list.into_iter().map(|(name, source, type_name)| Projection { name, source, type_name }).collect()
 }
 
