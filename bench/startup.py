@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -37,6 +36,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import report_startup  # noqa: E402
 import workloads  # noqa: E402
 
 WORKLOAD = "aod"
@@ -101,6 +101,18 @@ def import_times(code: str, env: dict[str, str]) -> dict[str, int]:
     return out
 
 
+def import_summary(path: str, field: str, env: dict[str, str]) -> dict:
+    """The modules the rntuple run imports beyond ``import awkward``'s: the 15 slowest (own
+    microseconds) and the total."""
+    floor = import_times(CASES["awkward"], env)
+    ours = import_times(CASES["rntuple"].format(path=path, field=field), env)
+    extra = {k: v for k, v in ours.items() if k not in floor}
+    return {
+        "imports_beyond_awkward_us": dict(sorted(extra.items(), key=lambda kv: -kv[1])[:15]),
+        "imports_beyond_awkward_total_us": sum(extra.values()),
+    }
+
+
 def measure(path: str, field: str, runs: int, env: dict[str, str]) -> dict:
     codes = {k: v.format(path=path, field=field) for k, v in CASES.items()}
     for code in codes.values():  # compile byte code, warm the page cache
@@ -113,16 +125,8 @@ def measure(path: str, field: str, runs: int, env: dict[str, str]) -> dict:
             times[name].append(wall)
             if own is not None:
                 inside[name].append(own)
-    figures = {}
-    for name, values in times.items():
-        figures[name] = {"min": min(values), "median": statistics.median(values)}
-        if name != "awkward":
-            extra = [v - a for v, a in zip(values, times["awkward"], strict=True)]
-            figures[name]["beyond_awkward_min"] = min(values) - min(times["awkward"])
-            figures[name]["beyond_awkward_median"] = statistics.median(extra)
-            figures[name]["in_process_min"] = min(inside[name])
-            figures[name]["in_process_median"] = statistics.median(inside[name])
-    return {"runs": runs, "field": field, "file": path, "seconds": figures, "raw": times, "raw_in_process": inside}
+    seconds = report_startup.figures(times, inside)
+    return {"runs": runs, "field": field, "file": path, "seconds": seconds, "raw": times, "raw_in_process": inside}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,19 +136,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--field", default=workloads.WIDE_FIELD)
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout instead of the table")
     ap.add_argument("--importtime", action="store_true", help="also the slowest imports beyond awkward's")
+    ap.add_argument("--markdown", action="store_true", help="the report's section (docs/benchmarks.md) instead")
     args = ap.parse_args(argv)
     cache = cache_root()
     env = child_env(cache)
     path = wide_file(cache, args.entries)
     result = measure(path, args.field, args.runs, env)
     if args.importtime:
-        floor = import_times(CASES["awkward"], env)
-        ours = import_times(CASES["rntuple"].format(path=path, field=args.field), env)
-        extra = {k: v for k, v in ours.items() if k not in floor}
-        result["imports_beyond_awkward_us"] = dict(sorted(extra.items(), key=lambda kv: -kv[1])[:15])
-        result["imports_beyond_awkward_total_us"] = sum(extra.values())
+        result.update(import_summary(path, args.field, env))
     if args.json:
         print(json.dumps(result))
+        return 0
+    if args.markdown:
+        what = f"The aod-like file written by our Python writer ({args.entries} entries, 2,060 fields, 1,960 columns)"
+        print(report_startup.section(result, what), end="")
         return 0
     print(f"{path}: first array of {args.field!r}, {args.runs} fresh processes each")
     head = f"{'':8} {'process: min':>12} {'median':>7} | beyond awkward: min {'median':>7}"
