@@ -734,6 +734,9 @@ def render(bench, meta: dict) -> str:
             wide,
             "\n",
         ]
+    import report_startup
+
+    parts += report_startup.parts(bench, g)
     lim = _limit_section(bench, g)
     if lim:
         parts += [

@@ -13,7 +13,8 @@ competitor failed or a checksum differs.
 
 Cases: ``write`` (codecs × threads), ``read`` (all columns, 1 and 2 threads),
 ``read3`` (3 fields), ``range`` (1 % of the entries), ``wide`` (open the
-2,000-field RNTuple and read one column), ``limit`` (codec alone),
+2,000-field RNTuple and read one column), ``startup`` (``bench/startup.py``: fresh Python processes
+to the first awkward array of that file, beyond ``import awkward``), ``limit`` (codec alone),
 ``merge`` (``bench/merge_bench.py``, when it exists). The ``cmsaod`` workload (CMS's
 memory case) has its own plan (``PLANS``): writes only, LZMA 4, 1 thread.
 
@@ -43,6 +44,7 @@ import checksum  # noqa: E402
 import cppgen  # noqa: E402
 import heapcount  # noqa: E402
 import report  # noqa: E402
+import startup  # noqa: E402
 import workloads  # noqa: E402
 
 COMPETITORS = {
@@ -57,7 +59,7 @@ COMPETITORS = {
 MEMORY_BUDGET = 64 * 1024 * 1024
 # Readers: every competitor except the write-only budget variant.
 READERS = [c for c in COMPETITORS if c != "ours-rust-budget"]
-CASES = ("write", "read", "read3", "range", "wide", "limit", "merge")
+CASES = ("write", "read", "read3", "range", "wide", "startup", "limit", "merge")
 # ROOT compression settings: zstd 5 (ROOT's default), lz4 4 (ROOT's "analysis" setting), none, lzma 1.
 # lzma 7 (ROOT's "smallest") writes at a few MB/s: --codecs 505,404,0,207 measures it too.
 CODECS = {505: "zstd 5", 404: "lz4 4", 0: "none", 201: "lzma 1", 204: "lzma 4", 207: "lzma 7"}
@@ -176,7 +178,7 @@ class Bench:
             "rntuple": os.path.join(files, "root-rntuple-505.root"),
             "ttree": os.path.join(files, "root-ttree-505.root"),
         }
-        wants_ref = set(self.cases_of(name)) & {"read", "read3", "range", "wide", "limit"}
+        wants_ref = set(self.cases_of(name)) & {"read", "read3", "range", "wide", "startup", "limit"}
         for kind, path in ref.items():
             if wants_ref and not os.path.exists(path):
                 self.log(f"{name}: reference file written by ROOT ({kind}, zstd 5)")
@@ -351,6 +353,22 @@ class Bench:
         comps = ["root-rntuple", "ours-rust", "ours-python", "uproot"]
         self._reads("wide", w, [WIDE_FIELD], 0, w["manifest"]["entries"], [1], comps)
 
+    def case_startup(self, w: dict) -> None:
+        """Python start-up (issue 15), on the file ROOT wrote: one record holding ``startup.measure``'s
+        result (the runs are interleaved inside it)."""
+        self.log(f"startup {w['name']}: {self.args.runs} runs of import awkward, rntuple, uproot")
+        env = startup.child_env(self.cache)
+        try:
+            result = startup.measure(w["ref"]["rntuple"], WIDE_FIELD, max(self.args.runs, 5), env)
+            result.update(startup.import_summary(w["ref"]["rntuple"], WIDE_FIELD, env))
+        except subprocess.CalledProcessError as e:
+            self.failures.append(f"startup {w['name']}: {e}")
+            return
+        config = {"field": WIDE_FIELD}
+        self.results.append(
+            {"case": "startup", "workload": w["name"], "config": config, "competitor": "all", "measure": result}
+        )
+
     def case_limit(self, w: dict) -> None:
         # as the write case: zstd 5 with every thread count, the other codecs with 1 thread; not lzma
         # (minutes, and no target refers to it)
@@ -417,6 +435,8 @@ class Bench:
                         getattr(self, "case_" + case)(w)
                 if "wide" in cases and name == WIDE_WORKLOAD:
                     self.case_wide(w)
+                if "startup" in cases and name == WIDE_WORKLOAD:
+                    self.case_startup(w)
             if "merge" in cases:
                 self.case_merge()
         finally:

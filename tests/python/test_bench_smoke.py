@@ -123,3 +123,19 @@ def test_bench_cms_aod_memory_case(tmp_path):
     text = out.read_text()
     assert "## Memory: heap and RSS (issue 15)" in text and "### CMS AOD-like, LZMA 4" in text
     assert "| peak heap above input vs ROOT RNTuple | cmsaod |" in text
+
+
+def test_bench_startup_case(tmp_path):
+    """``bench/startup.py`` (issue 15's start-up row) on a tiny 2,000-field file: every process runs,
+    the figures and the imports beyond awkward's are reported."""
+    env = dict(os.environ, RNTUPLE_CACHE=str(tmp_path))
+    cmd = [sys.executable, os.path.join(REPO, "bench", "startup.py"), "--entries", "40", "--runs", "1"]
+    proc = subprocess.run([*cmd, "--json", "--importtime"], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    data = json.loads(proc.stdout)
+    assert data["file"].startswith(str(tmp_path)) and os.path.exists(data["file"])
+    assert set(data["seconds"]) == {"awkward", "rntuple", "uproot"}
+    for reader in ("rntuple", "uproot"):
+        figures = data["seconds"][reader]
+        assert figures["min"] > figures["in_process_min"] > 0
+    assert "rntuple._lib" in data["imports_beyond_awkward_us"]

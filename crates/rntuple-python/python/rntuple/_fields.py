@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["Field", "build_fields", "iter_fields"]
 
 _TUPLE_MEMBER = re.compile(r"_[0-9]+")
+_UNKNOWN = object()
 _BASE_CLASS = re.compile(r":_[0-9]+")
 
 # Structural roles (spec "Field Description"), derived from the reader's field kinds.
@@ -68,6 +69,9 @@ class Field:
     """The name uproot gives this field (see the module documentation)."""
     _ntuple: Any = field(default=None, repr=False)
     """The RNTuple it was obtained from (``ntuple[name]``), for :meth:`array`."""
+    _display_path: str | None | object = field(default=_UNKNOWN, repr=False, compare=False)
+    """``display_path`` worked out once for the whole tree by :func:`build_fields` (a wide RNTuple's
+    first read asks it of every field), or ``_UNKNOWN`` for a field built by hand."""
 
     def array(
         self,
@@ -153,6 +157,8 @@ class Field:
     @property
     def display_path(self) -> str | None:
         """Dotted path of display names, skipping transparent fields; ``None`` for transparent fields."""
+        if self._display_path is not _UNKNOWN:
+            return self._display_path  # type: ignore[return-value]
         if self.is_transparent or self.in_variant:
             return None
         names = [self.display_name]
@@ -239,15 +245,36 @@ def build_fields(infos: list[FieldInfo]) -> list[Field]:
             f.display_name = f.name[1:]
         else:
             f.display_name = f.name
-    _disambiguate(every)
+    transparent = [f.is_transparent for f in every]
+    _disambiguate(every, _display_paths(every, transparent))
+    for f, path in zip(every, _display_paths(every, transparent), strict=True):
+        f._display_path = path
     return top
 
 
-def _disambiguate(every: list[Field]) -> None:
-    """Prefixes class names to members that end up with the same display path."""
+def _display_paths(every: list[Field], transparent: list[bool]) -> list[str | None]:
+    """``display_path`` of each field of ``every`` (depth first, parents before their children, as
+    :func:`iter_fields` gives them; ``transparent``: their ``is_transparent``), in one pass down the
+    tree instead of one walk up per field."""
+    # the path of non-transparent names down to a field, and whether a variant is above it
+    prefix: dict[int, tuple[str, bool]] = {}
+    out: list[str | None] = []
+    for f, hidden in zip(every, transparent, strict=True):
+        p = f.parent
+        above, in_variant = ("", False) if p is None else prefix[id(p)]
+        if p is not None and p.role == VARIANT:
+            in_variant = True
+        own = above if hidden else (f"{above}.{f.display_name}" if above else f.display_name)
+        prefix[id(f)] = (own, in_variant)
+        out.append(None if hidden or in_variant else own)
+    return out
+
+
+def _disambiguate(every: list[Field], paths: list[str | None]) -> None:
+    """Prefixes class names to members that end up with the same display path (``paths``: that of
+    each field of ``every``)."""
     groups: dict[str, list[Field]] = defaultdict(list)
-    for f in every:
-        path = f.display_path
+    for f, path in zip(every, paths, strict=True):
         if path is not None:
             groups[path].append(f)
     renames: list[tuple[Field, str]] = []

@@ -465,11 +465,12 @@ class RNTuple:
         """How ``arrays``/``iterate`` read: plain fields as they are, or, with a cut, aliases or
         formulas among the expressions, the fields they use evaluated by ``compile_selection``."""
         texts = [expressions] if isinstance(expressions, str) else expressions
-        top = [f.display_name for f in self.fields if f.readable]
-        paths = self.keys(recursive=True)
+        # the plain read (no cut, alias or formula) needs no list of every path: a wide RNTuple's first read
+        paths = self.keys(recursive=True) if texts is not None or cut is not None or aliases else []
         formulas = texts is not None and any(t not in paths for t in texts if isinstance(t, str))
         if cut is None and not aliases and not formulas:
             return _ReadPlan(self, self._select(expressions, filter_name, filter_typename, filter_field), None)
+        top = [f.display_name for f in self.fields if f.readable]
         if texts is not None and (filter_name is not None or filter_typename is not None or filter_field):
             raise ValueError("give either expressions or filters (filter_name, ...), not both")
         if texts is None:
