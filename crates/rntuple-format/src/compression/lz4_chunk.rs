@@ -30,9 +30,17 @@ pub(super) fn lz4_into(out: &mut Vec<u8>, chunk: &[u8], level: u32) -> Result<()
     } else {
         lz4::block::CompressionMode::DEFAULT
     };
-    let block = lz4::block::compress(chunk, Some(mode), false).map_err(|e| Error::io("lz4 compression", e))?;
-    out.extend_from_slice(&xxh64(&block).to_be_bytes());
-    out.extend_from_slice(&block);
+    let lz4_err = |e| Error::io("lz4 compression", e);
+    // Compressed straight into `out` after room for the checksum (no
+    // temporary block per page), which is filled in afterwards.
+    let start = out.len();
+    let bound = lz4::block::compress_bound(chunk.len()).map_err(lz4_err)?;
+    out.resize(start + LZ4_CHECKSUM_SIZE + bound, 0);
+    let block_start = start + LZ4_CHECKSUM_SIZE;
+    let n = lz4::block::compress_to_buffer(chunk, Some(mode), false, &mut out[block_start..]).map_err(lz4_err)?;
+    out.truncate(block_start + n);
+    let sum = xxh64(&out[block_start..]).to_be_bytes();
+    out[start..block_start].copy_from_slice(&sum);
     Ok(())
 }
 

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import _lib
-from ._write import TypeSpec, _options, _overrides, _Writer
+from ._write import TypeSpec, _options, _overrides, _write_table, _Writer
 from ._write_input import _conform, _is_schema_only, _schema_and_overrides, _table_of
 
 if TYPE_CHECKING:
@@ -102,13 +102,7 @@ class FillContext:
         table, _, _ = _table_of(data)
         names = set(table.column_names)
         schema = next((s for s in reversed(self._writer._schemas) if set(s.names) == names), self._writer.schema)
-        table = _conform(table, schema, self._writer.name)
-        batches = table.to_batches()
-        if len(batches) > 1:  # all checked before any is written: a refused table writes nothing
-            for batch in batches:
-                self._inner.check(batch)
-        for batch in batches:
-            self._inner.extend(batch)
+        _write_table(self._inner, _conform(table, schema, self._writer.name))
 
     def commit_cluster(self) -> None:
         """Commits the entries appended since the last cluster as a cluster (no-op without any)."""

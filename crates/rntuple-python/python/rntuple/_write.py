@@ -47,6 +47,17 @@ WriteError = _lib.WriteError
 # ---------------------------------------------------------------------------
 
 
+def _write_table(inner: Any, table: pa.Table) -> None:
+    """Appends ``table`` through ``inner`` (a writer or fill context of ``_lib``), its batches all
+    checked before any is written: a refused table writes nothing."""
+    batches = table.to_batches()
+    if len(batches) > 1:
+        for batch in batches:
+            inner.check(batch)
+    for batch in batches:
+        inner.extend(batch)
+
+
 class _Writer:
     """What the writers of one RNTuple share (``RNTupleWriter``, ``rntuple._parallel.ParallelWriter``)."""
 
@@ -157,13 +168,7 @@ class RNTupleWriter(_Writer):
         while writing (I/O) marks it failed.
         """
         table, _, _ = _table_of(data)
-        table = _conform(table, self._schema, self.name)
-        batches = table.to_batches()
-        if len(batches) > 1:  # all checked before any is written: a refused table writes nothing
-            for batch in batches:
-                self._inner.check(batch)
-        for batch in batches:
-            self._inner.extend(batch)
+        _write_table(self._inner, _conform(table, self._schema, self.name))
 
     def create_attribute_set(
         self,

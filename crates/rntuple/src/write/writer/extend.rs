@@ -114,7 +114,7 @@ impl RNTupleWriter<'_> {
                 ),
             });
         }
-        self.check_fields(&batch.schema())?;
+        // Its fields are checked with the widened batch (`write_batch`).
         self.widen(batch).map(Some)
     }
 
