@@ -434,12 +434,14 @@ impl Columns {
         c.values = c.empty.clone();
         c.values.reserve(c.initial);
         self.queue.push(Encoded { col, num_elements: n as u32, page });
+        // Hand the batch out first: when every thread is busy this thread
+        // compresses it rather than wait for one of them.
+        if self.pending_bytes >= self.batch_target() || self.queued_bytes > self.shares.queue_limit {
+            self.dispatch()?;
+        }
         // Wait for the oldest batches while the queue's share is exceeded.
         while self.queued_bytes > self.shares.queue_limit && !self.in_flight.is_empty() {
             self.receive_one()?;
-        }
-        if self.pending_bytes >= self.batch_target() || self.queued_bytes > self.shares.queue_limit {
-            self.dispatch()?;
         }
         Ok(())
     }
