@@ -650,6 +650,8 @@ def _checks_section(bench) -> str:
 
 
 def render(bench, meta: dict) -> str:
+    import report_issue15
+
     g = group(bench.results)
     v = meta["versions"]
     lb, la = meta["load_before"], meta["load_after"]
@@ -677,6 +679,9 @@ def render(bench, meta: dict) -> str:
         "every writer before its timer starts (raw arrays for C++, Arrow arrays built on them for Rust and "
         "Python); *RSS above input* is the process's peak RSS minus its RSS after loading.\n\n",
         "## Targets\n\n",
+        "### Issue 15\n\n",
+        report_issue15.targets(bench, g, meta.get("cores")) or "Not measured by this run.\n",
+        "\n### Issue 5 (the first round)\n\n",
         targets(bench, g),
         "\n## Write\n\n",
         "Timed: creating the file, filling / writing every entry, closing. ROOT's writers fill entry by entry "
@@ -699,8 +704,7 @@ def render(bench, meta: dict) -> str:
     import report_memory
 
     aod = report_memory.section(bench, g)
-    mem_targets = report_memory.targets(bench, g)
-    if aod or mem_targets:
+    if aod:
         parts += [
             "## Memory: heap and RSS (issue 15)\n\n",
             "Heap is measured the same way for every writer: `bench/heapcount.c`, an allocation counter loaded "
@@ -712,8 +716,6 @@ def render(bench, meta: dict) -> str:
             "it. Heap figures do not depend on the machine's load (the times do: they were taken on a shared "
             "2-core machine).\n\n",
         ]
-        if mem_targets:
-            parts += [mem_targets, "\n"]
         if aod:
             parts += [
                 "### CMS AOD-like, LZMA 4\n\n",

@@ -38,8 +38,8 @@ def _top_sizes(s, n: int = 3) -> str:
     return "; ".join(f"{size(b)}–{size(b + 1)}: {_mib(by)} in {_count(c)}" for b, c, by in top)
 
 
-def targets(bench, g: dict) -> str:
-    """Rows of the memory targets of issue 15 that this run measured ('' when none)."""
+def target_rows(bench, g: dict) -> list[list[str]]:
+    """Rows of the memory targets of issue 15 that this run measured (``Targets`` rows)."""
     t = Targets()
     if AOD in bench.workloads:
         root = _get(g, "write", AOD, AOD_CONFIG, "root-rntuple")
@@ -78,9 +78,7 @@ def targets(bench, g: dict) -> str:
                 _div(_med(ours, "file_size"), _med(root, "file_size")),
                 size_limit,
             )
-    if not t.rows:
-        return ""
-    return _table(["target (issue 15)", "workload", "measured", "required", "status"], t.rows)
+    return t.rows
 
 
 def section(bench, g: dict) -> str:
