@@ -6,26 +6,52 @@ specifications (schema only). Nullability is inferred in Rust
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import awkward as ak
 import numpy as np
 import pyarrow as pa
 
 from . import _lib
 
+if TYPE_CHECKING:
+    import awkward as ak
+
 WriteError = _lib.WriteError
+
+
+def _awkward() -> Any:
+    """awkward, imported when data needs it: writing Arrow, pandas or numpy-structured data does
+    not pay its import (~0.2 s, hundreds of modules)."""
+    import awkward
+
+    return awkward
+
+
+def _loaded_awkward() -> Any:
+    """awkward if something imported it already, else None: a value cannot be one of its types
+    before it is imported."""
+    return sys.modules.get("awkward")
+
+
+def _is_awkward_array(value: Any) -> bool:
+    ak = _loaded_awkward()
+    return ak is not None and isinstance(value, ak.Array)
 
 
 def _is_type_spec(value: Any) -> bool:
     if isinstance(value, type):
         return issubclass(value, np.generic)
-    return isinstance(value, str | np.dtype | ak.types.Type)
+    if isinstance(value, str | np.dtype):
+        return True
+    ak = _loaded_awkward()
+    return ak is not None and isinstance(value, ak.types.Type)
 
 
 def _empty_of_type(name: str, spec: Any) -> ak.Array:
     """A zero-length awkward array of the type ``spec`` (datashape string, numpy dtype or awkward type)."""
+    ak = _awkward()
     try:
         if isinstance(spec, ak.types.ArrayType):
             spec = spec.content
@@ -39,6 +65,7 @@ def _empty_of_type(name: str, spec: Any) -> ak.Array:
 
 
 def _to_awkward(name: str, value: Any) -> ak.Array:
+    ak = _awkward()
     if isinstance(value, ak.Array):
         return value
     if isinstance(value, pa.Array | pa.ChunkedArray):
@@ -65,6 +92,7 @@ def _to_awkward(name: str, value: Any) -> ak.Array:
 
 
 def _from_awkward(array: ak.Array) -> pa.Table:
+    ak = _awkward()
     # layout.purelist_depth, not array.ndim: ndim raises AttributeError for some unions (awkward 2.x)
     if not isinstance(array, ak.Array) or not array.fields or array.layout.purelist_depth != 1:
         raise TypeError(
@@ -103,6 +131,7 @@ def _from_mapping(data: Mapping[str, Any]) -> tuple[pa.Table, bool]:
     n = next(iter(lengths.values()))
     # The record array built directly: ak.zip(depth_limit=1) returns a single ak.Record for some
     # union columns (awkward 2.x), where the entries are the columns' entries.
+    ak = _awkward()
     record = ak.contents.RecordArray([c.layout for c in columns.values()], list(columns), length=n)
     return _from_awkward(ak.Array(record)), True
 
@@ -177,7 +206,7 @@ def _to_table(data: Any) -> tuple[pa.Table, bool]:
         return data, False
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data]), False
-    if isinstance(data, ak.Array):
+    if _is_awkward_array(data):
         return _from_awkward(data), True
     if isinstance(data, Mapping):
         return _from_mapping(data)
