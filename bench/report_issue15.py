@@ -109,7 +109,7 @@ def _speed_rows(t: Targets, bench, g: dict, cores: int | None) -> None:
                 1.0,
             )
             t.at_least(
-                "lz4 4: write speed vs ROOT RNTuple",
+                "lz4 4: write speed vs ROOT RNTuple (CPU time: the wall time of both includes waits on the disk)",
                 wl,
                 _div(_wall(g, "write", wl, lz4, "root-rntuple", "cpu"), _wall(g, "write", wl, lz4, "ours-rust", "cpu")),
                 1.0,
