@@ -135,9 +135,30 @@ impl RNTuple {
         &self.inner.descriptor().description
     }
 
-    /// The top-level fields as typed trees (`FieldInfo`).
-    fn fields(&self, py: Python<'_>) -> PyResult<Vec<Py<schema::FieldInfo>>> {
-        self.inner.schema().fields.iter().map(|f| schema::field_info(py, &self.inner, f)).collect()
+    /// The top-level fields as typed trees (`FieldInfo`), in schema order;
+    /// with `names`, only the top-level fields of those names (a read of a
+    /// few fields of a wide RNTuple builds only their trees).
+    #[pyo3(signature = (names = None))]
+    fn fields(&self, py: Python<'_>, names: Option<Vec<String>>) -> PyResult<Vec<Py<schema::FieldInfo>>> {
+        let names: Option<std::collections::HashSet<String>> = names.map(|n| n.into_iter().collect());
+        let wanted = |f: &&rntuple::FieldNode| names.as_ref().is_none_or(|n| n.contains(&f.name));
+        self.inner.schema().fields.iter().filter(wanted).map(|f| schema::field_info(py, &self.inner, f)).collect()
+    }
+
+    /// The distinct on-disk names of all fields below the top level (which
+    /// names a name filter could match besides the top-level ones).
+    fn subfield_names(&self) -> std::collections::HashSet<String> {
+        fn walk<'a>(f: &'a rntuple::FieldNode, out: &mut std::collections::HashSet<&'a str>) {
+            for c in &f.children {
+                out.insert(c.name.as_str());
+                walk(c, out);
+            }
+        }
+        let mut out = std::collections::HashSet::new();
+        for f in &self.inner.schema().fields {
+            walk(f, &mut out);
+        }
+        out.into_iter().map(str::to_owned).collect()
     }
 
     /// Physical columns: (id, type name, bits on storage, field id, representation index).
