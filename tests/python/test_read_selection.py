@@ -39,7 +39,8 @@ def test_subfields_of_record_collections_as_uproot(names):
     theirs = uproot.open(LVS)["ntuple"]
     _same(ours.arrays(names), theirs.arrays(filter_name=names))
     _same(ours.arrays(filter_name=names), theirs.arrays(filter_name=names))
-    _same(ours.arrays(names, entry_start=1, entry_stop=4), theirs.arrays(filter_name=names, entry_start=1, entry_stop=4))
+    some = {"entry_start": 1, "entry_stop": 4}
+    _same(ours.arrays(names, **some), theirs.arrays(filter_name=names, **some))
 
 
 def test_collection_subfield_values_are_those_root_wrote():

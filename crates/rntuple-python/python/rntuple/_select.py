@@ -67,6 +67,11 @@ def choose(
     return fields, frozenset(keys), on_disk
 
 
+def _plain(text: object) -> bool:
+    """Whether ``text`` can only be matched exactly (no pattern, no leading dot, no class prefix)."""
+    return isinstance(text, str) and text[:1] not in ("", ".") and "::" not in text and _PATTERN.isdisjoint(text)
+
+
 def plain_paths(
     inner: _lib.RNTuple, texts: list[str], built: list[Field] | None, subfield_names: Callable[[], set[str]]
 ) -> Selected | None:
@@ -80,7 +85,7 @@ def plain_paths(
     matches a subfield elsewhere only by that subfield's display name, which is its on-disk name
     (``subfield_names()``) unless it is a tuple member's (digits) or a disambiguated one (``::``).
     """
-    if not texts or any(not isinstance(t, str) or not t or t[0] == "." or "::" in t or _PATTERN & set(t) for t in texts):
+    if not texts or not all(_plain(t) for t in texts):
         return None
     tops = list(dict.fromkeys(t.split(".", 1)[0] for t in texts))
     plain = {t for t in texts if "." not in t}
