@@ -13,6 +13,7 @@ import rntuple
 import uproot
 from conftest import DATA
 
+NANO = os.path.join(DATA, "cmsopendata2015_ttbar_19980_NANOAOD_RNTupleImporter_rntuple_v1-0-0-1.root")
 LVS = os.path.join(DATA, "test_int_vfloat_tlv_vtlv_rntuple_v1-0-0-0.root")
 PHYSLITE = os.path.join(DATA, "uproot-physlite-rntuple_v1-0-0-0.root")
 
@@ -86,3 +87,15 @@ def test_a_few_names_of_a_wide_rntuple_build_their_trees_only():
     # the general way (a glob) gives the same, building the whole tree
     _same(ours.arrays(filter_name=["index_re?", "xTrigDecisionAux:.sm?"]), got)
     assert ours._fields is not None
+
+
+def test_a_name_of_imported_nanoaod_also_selects_the_collection_member_of_that_name():
+    """ROOT's importer stores ``Muon_pt`` both as a top-level projected field and as a member of
+    ``_collection15``: uproot's filter brings both, and so do we, building those two trees only."""
+    ours = rntuple.open(NANO)["Events"]
+    theirs = uproot.open(NANO)["Events"]
+    names = ["Muon_pt", "nMuon"]
+    got = ours.arrays(names)
+    assert ours._fields is None
+    assert got.fields == ["_collection15", "Muon_pt", "nMuon"]
+    _same(got, theirs.arrays(filter_name=names))

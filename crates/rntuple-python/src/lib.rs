@@ -145,20 +145,15 @@ impl RNTuple {
         self.inner.schema().fields.iter().filter(wanted).map(|f| schema::field_info(py, &self.inner, f)).collect()
     }
 
-    /// The distinct on-disk names of all fields below the top level (which
-    /// names a name filter could match besides the top-level ones).
-    fn subfield_names(&self) -> std::collections::HashSet<String> {
-        fn walk<'a>(f: &'a rntuple::FieldNode, out: &mut std::collections::HashSet<&'a str>) {
-            for c in &f.children {
-                out.insert(c.name.as_str());
-                walk(c, out);
-            }
+    /// The names of the top-level fields that have a field below the top
+    /// level named one of `names` (the trees a name filter could also match
+    /// besides those of the top-level fields of these names), in schema order.
+    fn fields_with_subfields_named(&self, names: Vec<String>) -> Vec<String> {
+        fn any_named(f: &rntuple::FieldNode, names: &std::collections::HashSet<String>) -> bool {
+            f.children.iter().any(|c| names.contains(&c.name) || any_named(c, names))
         }
-        let mut out = std::collections::HashSet::new();
-        for f in &self.inner.schema().fields {
-            walk(f, &mut out);
-        }
-        out.into_iter().map(str::to_owned).collect()
+        let names: std::collections::HashSet<String> = names.into_iter().collect();
+        self.inner.schema().fields.iter().filter(|f| any_named(f, &names)).map(|f| f.name.clone()).collect()
     }
 
     /// Physical columns: (id, type name, bits on storage, field id, representation index).

@@ -110,7 +110,6 @@ class RNTuple:
         self._file_path = file_path
         self._name = inner.name if name is None else name
         self._fields: list[Field] | None = None
-        self._subfield_names: set[str] | None = None
         self._paths: list[str] | None = None
         # (location, "name;cycle", options) of the file it came from, set by
         # ``File`` so that the handle pickles (``_file._reduce_rntuple``).
@@ -330,12 +329,7 @@ class RNTuple:
         texts = [names] if isinstance(names, str) else names
         if not isinstance(texts, list | tuple):
             return None
-        return plain_paths(self._inner, list(texts), self._fields, self._names_below_top)
-
-    def _names_below_top(self) -> set[str]:
-        if self._subfield_names is None:
-            self._subfield_names = self._inner.subfield_names()
-        return self._subfield_names
+        return plain_paths(self._inner, list(texts), self._fields)
 
     def _read_batch(
         self,

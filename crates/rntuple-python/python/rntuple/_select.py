@@ -2,10 +2,11 @@
 
 ``choose`` applies the filters to every field of the given top-level trees.
 ``plain_paths`` is the short way for the common read of a few names or
-dotted paths (``["MET_pt", "Muon.pt"]``): it builds the trees of the
-top-level fields those name only, instead of the whole field tree of a
-schema that may have thousands of fields, and gives the same selection as
-``choose`` over all fields, or None when it cannot be sure of that.
+dotted paths (``["MET_pt", "Muon.pt"]``): it builds only the trees those
+can match (the top-level fields they name, and those with subfields of
+these names), instead of the whole field tree of a schema that may have
+thousands of fields, and gives the same selection as ``choose`` over all
+fields, or None when it cannot be sure of that.
 """
 
 from __future__ import annotations
@@ -72,34 +73,35 @@ def _plain(text: object) -> bool:
     return isinstance(text, str) and text[:1] not in ("", ".") and "::" not in text and _PATTERN.isdisjoint(text)
 
 
-def plain_paths(
-    inner: _lib.RNTuple, texts: list[str], built: list[Field] | None, subfield_names: Callable[[], set[str]]
-) -> Selected | None:
-    """``choose`` for a name filter of exact display paths ``texts``, looking at the trees of the
-    top-level fields they start with only (``built``: all top-level fields if already built, else
-    those trees are built alone); None when that could differ from ``choose`` over every field or
-    a text names no field (a formula, a typo, a pattern): the caller then takes the general way.
+def plain_paths(inner: _lib.RNTuple, texts: list[str], built: list[Field] | None) -> Selected | None:
+    """``choose`` for a name filter of exact display paths ``texts``, over the trees it can match
+    only (``built``: all top-level fields if already built, else those trees are built alone);
+    None when a text names no field (a formula, a typo, a pattern) or might match otherwise than
+    by its exact text: the caller then takes the general way.
 
-    Why the other trees cannot match: display paths start with their top-level name, and display
-    names have no dots, so a dotted text can only be a path of its own tree; a text without a dot
-    matches a subfield elsewhere only by that subfield's display name, which is its on-disk name
-    (``subfield_names()``) unless it is a tuple member's (digits) or a disambiguated one (``::``).
+    The trees it can match: display paths start with their top-level name and display names have
+    no dots, so a dotted text can only be a path of the tree it starts with; a text without a dot
+    is that top-level field's name and, in other trees, the display name of subfields, which is
+    their on-disk name (``fields_with_subfields_named``) unless it is a tuple member's (digits) or
+    a disambiguated one (with ``::``).
     """
     if not texts or not all(_plain(t) for t in texts):
         return None
     tops = list(dict.fromkeys(t.split(".", 1)[0] for t in texts))
-    plain = {t for t in texts if "." not in t}
-    if plain and (any(t.isdigit() for t in plain) or not plain.isdisjoint(subfield_names())):
+    plain = [t for t in texts if "." not in t]
+    if any(t.isdigit() for t in plain):
         return None
     if built is None:
-        trees = build_fields(inner.fields(tops))
+        owners = inner.fields_with_subfields_named(plain) if plain else []
+        trees = build_fields(inner.fields(tops + owners))
     else:
         wanted = set(tops)
-        trees = [f for f in built if f.name in wanted]
-    if len(trees) != len(tops) or not all(f.readable for f in trees):
+        names = set(plain)
+        trees = [f for f in built if f.name in wanted or any(c.name in names for c in iter_fields(f.children))]
+    trees = [f for f in trees if f.readable]  # as the general way's candidates
+    if not {f.name for f in trees}.issuperset(tops):
         return None
     known = {f.display_path for f in iter_fields(trees)}
     if not known.issuperset(texts):
         return None
-    wanted_texts = set(texts)
-    return choose(trees, wanted_texts.__contains__, lambda _: True, None)
+    return choose(trees, set(texts).__contains__, lambda _: True, None)
