@@ -60,6 +60,10 @@ def choose(
     # A selected field brings its subfields; every ancestor of a kept path is kept too.
     keys: set[str] = set()
     for path in paths:
+        if "." not in path:  # a top-level field
+            if path in chosen:
+                keys.add(path)
+            continue
         prefixes = [path[:i] for i, char in enumerate(path) if char == "."]
         if path in chosen or any(p in chosen for p in prefixes):
             keys.add(path)
