@@ -134,6 +134,14 @@ struct Selection {
       else if (!known || !member.fMembers.empty())
          member.Add(path.substr(dot + 1));
    }
+   /// The selection of member `name`: itself when this is the whole field, nullptr when not selected.
+   const Selection *Member(const std::string &name) const
+   {
+      if (fMembers.empty())
+         return this;
+      auto it = fMembers.find(name);
+      return it == fMembers.end() ? nullptr : &it->second;
+   }
 };
 
 std::unique_ptr<Node> Build(ROOT::RNTupleReader &reader, const ROOT::RNTupleDescriptor &desc, ROOT::DescriptorId_t id,
@@ -185,15 +193,10 @@ std::unique_ptr<Node> Build(ROOT::RNTupleReader &reader, const ROOT::RNTupleDesc
       std::size_t found = 0;
       for (auto child : f.GetLinkIds()) {
          const auto &cd = desc.GetFieldDescriptor(child);
-         static const Selection kWhole;
-         const Selection *sub = &kWhole;
-         if (!sel.fMembers.empty()) {
-            auto it = sel.fMembers.find(cd.GetFieldName());
-            if (it == sel.fMembers.end())
-               continue;
-            sub = &it->second;
-            ++found;
-         }
+         const Selection *sub = sel.Member(cd.GetFieldName());
+         if (sub == nullptr)
+            continue;
+         found += sub != &sel;
          r->fChildren.push_back(Build(reader, desc, child, path + "." + cd.GetFieldName(), *sub));
       }
       if (found != sel.fMembers.size())
@@ -235,14 +238,9 @@ int main(int argc, char **argv)
       for (const auto &f : desc.GetTopLevelFields()) {
          if (f.IsProjectedField())
             continue;
-         static const Selection kWhole;
-         const Selection *sub = &kWhole;
-         if (!want.fMembers.empty()) {
-            auto it = want.fMembers.find(f.GetFieldName());
-            if (it == want.fMembers.end())
-               continue;
-            sub = &it->second;
-         }
+         const Selection *sub = want.Member(f.GetFieldName());
+         if (sub == nullptr)
+            continue;
          nodes.push_back(Build(*reader, desc, f.GetId(), f.GetFieldName(), *sub));
       }
       if (!want.fMembers.empty() && nodes.size() != want.fMembers.size())
