@@ -62,10 +62,14 @@ def _array(directory: str, name: str, dtype, start: int, stop: int) -> np.ndarra
     return np.asarray(mm[start:stop])
 
 
-def _add_input(sums: Sums, directory: str, path: str, t: dict, start: int, stop: int) -> None:
+def _add_input(sums: Sums, directory: str, path: str, t: dict, start: int, stop: int, keep: dict | None = None) -> None:
+    """Adds the checksums of input field ``t`` at ``path``; ``keep``: the record members to take (a
+    tree of member names, see ``_selection``; None: all), passed through collections to their items."""
     from workloads import DTYPES
 
     if t["kind"] == "scalar":
+        if keep is not None:
+            raise ValueError(f"checksum: '{path}' is a number, it has no sub-fields {sorted(keep)}")
         values = _array(directory, t["file"], DTYPES[t["dtype"]], start, stop)
         if t["dtype"] == "b":
             values = values != 0
@@ -73,21 +77,51 @@ def _add_input(sums: Sums, directory: str, path: str, t: dict, start: int, stop:
     elif t["kind"] == "vector":
         offsets = _array(directory, t["offsets"], np.int64, start, stop + 1)
         sums.add(path, np.diff(offsets).astype(_U64))
-        _add_input(sums, directory, path + "[]", t["item"], int(offsets[0]), int(offsets[-1]))
+        _add_input(sums, directory, path + "[]", t["item"], int(offsets[0]), int(offsets[-1]), keep)
     else:
-        for m in t["members"]:
-            _add_input(sums, directory, f"{path}.{m['name']}", m["type"], start, stop)
+        members = {m["name"]: m for m in t["members"]}
+        unknown = sorted(set(keep or ()) - set(members))
+        if unknown:
+            raise ValueError(f"checksum: record '{path}' has no member {unknown[0]!r}")
+        for name, m in members.items():
+            if keep is None or name in keep:
+                _add_input(
+                    sums, directory, f"{path}.{name}", m["type"], start, stop, None if keep is None else keep[name]
+                )
+
+
+def _selection(fields: list[str]) -> dict:
+    """Dotted field paths (``"Muon.pt"``: member ``pt`` of the items of collection ``Muon``, as the
+    readers' selections name them) as a tree ``{"Muon": {"pt": None}}``; None: the whole field."""
+    tree: dict = {}
+    for text in fields:
+        node = tree
+        parts = text.split(".")
+        for i, part in enumerate(parts):
+            if part in node and node[part] is None:
+                break  # the whole field is already selected
+            if i == len(parts) - 1:
+                node[part] = None
+            else:
+                node = node.setdefault(part, {})
+    return tree
 
 
 def input_checksums(
     directory: str, manifest: dict, fields: list[str] | None = None, start: int = 0, stop: int | None = None
 ) -> dict[str, str]:
-    """Checksums of the input's ``fields`` (all when None) over entries ``[start, stop)``."""
+    """Checksums of the input's ``fields`` (all when None; top-level names or dotted paths of
+    sub-fields, ``"Muon.pt"``) over entries ``[start, stop)``."""
     stop = manifest["entries"] if stop is None else min(stop, manifest["entries"])
     sums = Sums()
+    wanted = None if fields is None else _selection(fields)
+    unknown = sorted(set(wanted or ()) - {f["name"] for f in manifest["fields"]})
+    if unknown:
+        raise ValueError(f"checksum: the input has no field {unknown[0]!r}")
     for f in manifest["fields"]:
-        if fields is None or f["name"] in fields:
-            _add_input(sums, directory, f["name"], f["type"], start, stop)
+        if wanted is None or f["name"] in wanted:
+            keep = None if wanted is None else wanted[f["name"]]
+            _add_input(sums, directory, f["name"], f["type"], start, stop, keep)
     return sums.as_dict()
 
 

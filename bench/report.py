@@ -230,13 +230,20 @@ def _get(g: dict, case: str, wl: str, config: dict, comp: str) -> Stats | None:
 
 
 def _read_config(w: dict, case: str, threads: int) -> dict:
-    from workloads import SELECT3, WIDE_FIELD
+    from workloads import RECORDS_ENTRIES, SELECT3, SELECT3_RECORDS, WIDE_FIELD
 
     n = w["manifest"]["entries"]
     if case == "read":
         return {"threads": threads, "fields": None, "start": 0, "stop": n}
     if case == "read3":
         return {"threads": threads, "fields": SELECT3[w["name"]], "start": 0, "stop": n}
+    if case == "read3rec":
+        return {
+            "threads": threads,
+            "fields": SELECT3_RECORDS.get(w["name"]),
+            "start": 0,
+            "stop": min(n, RECORDS_ENTRIES),
+        }
     if case == "range":
         start = n // 2
         return {"threads": threads, "fields": None, "start": start, "stop": start + max(1, n // 100)}
@@ -355,6 +362,19 @@ def targets(bench, g: dict) -> str:
                 _div(wall("read3", r3, "uproot"), wall("read3", r3, "ours-python")),
                 10.0,
             )
+        if any(k[0] == "read3rec" and k[1] == wl for k in g):
+            rr = _read_config(w, "read3rec", 1)
+            t.at_least(
+                "Python read of 3 record sub-fields, open included: vs ROOT RNTuple's C++ views",
+                wl,
+                _div(wall("read3rec", rr, "root-rntuple"), wall("read3rec", rr, "ours-python")),
+                1.0,
+            )
+        for case, what in (("read3", "Python 3-field read"), ("read3rec", "Python read of 3 record sub-fields")):
+            if any(k[0] == case and k[1] == wl for k in g):
+                rc = _read_config(w, case, 1)
+                python_vs_rust = _div(wall(case, rc, "ours-python"), wall(case, rc, "ours-rust"))
+                t.at_most(f"{what}: time vs the Rust API", wl, python_vs_rust, 1.05)
         if any(k[0] == "wide" and k[1] == wl for k in g):
             rw = _read_config(w, "wide", 1)
             up = wall("wide", rw, "uproot")
@@ -478,6 +498,7 @@ def _write_section(bench, g: dict) -> str:
 CASE_TITLES = {
     "read": "all columns",
     "read3": "3 fields",
+    "read3rec": "3 fields of records",
     "range": "1% entry range",
     "wide": "1 column of 2,000 fields",
 }
@@ -487,7 +508,7 @@ def _read_section(bench, g: dict) -> str:
     out = []
     for wl, w in bench.workloads.items():
         rows = []
-        for case in ("read", "read3", "range"):
+        for case in ("read", "read3", "read3rec", "range"):
             for threads in (1, 2):
                 cfg = _read_config(w, case, threads)
                 ck = _key(cfg)
@@ -507,7 +528,8 @@ def _read_section(bench, g: dict) -> str:
                         io = f"{i['requests']} req, {_div(i['bytes_read'], i['bytes_needed']) or 0:.2f}× bytes"
                     rows.append(
                         [
-                            CASE_TITLES[case] + (f" ({', '.join(cfg['fields'])})" if case == "read3" else ""),
+                            CASE_TITLES[case]
+                            + (f" ({', '.join(cfg['fields'])})" if case in ("read3", "read3rec") else ""),
                             str(threads),
                             LABELS[comp],
                             _timed(s),
@@ -547,7 +569,7 @@ def _read_section(bench, g: dict) -> str:
 def _python_section(bench, g: dict) -> str:
     rows = []
     for wl, w in bench.workloads.items():
-        for case, threads in (("read", 1), ("read", 2), ("read3", 1), ("range", 1)):
+        for case, threads in (("read", 1), ("read", 2), ("read3", 1), ("read3rec", 1), ("range", 1)):
             cfg = _read_config(w, case, threads)
             ours = g.get((case, wl, _key(cfg), "ours-python"))
             up = g.get((case, wl, _key(_read_config(w, case, 1)), "uproot"))

@@ -12,7 +12,9 @@ writes ``docs/benchmarks.md`` (``--output`` elsewhere). Exits non-zero if a
 competitor failed or a checksum differs.
 
 Cases: ``write`` (codecs × threads), ``read`` (all columns, 1 and 2 threads),
-``read3`` (3 fields), ``range`` (1 % of the entries), ``wide`` (open the
+``read3`` (3 fields), ``read3rec`` (3 fields, 2 of them sub-fields of record collections:
+``MET_pt``, ``Muon.pt``, ``Jet.pt`` of nanoaod's first 100,000 entries; no TTree reader),
+``range`` (1 % of the entries), ``wide`` (open the
 2,000-field RNTuple and read one column), ``startup`` (``bench/startup.py``: fresh Python processes
 to the first awkward array of that file, beyond ``import awkward``), ``limit`` (codec alone),
 ``merge`` (``bench/merge_bench.py``, when it exists). The ``cmsaod`` workload (CMS's
@@ -59,12 +61,13 @@ COMPETITORS = {
 MEMORY_BUDGET = 64 * 1024 * 1024
 # Readers: every competitor except the write-only budget variant.
 READERS = [c for c in COMPETITORS if c != "ours-rust-budget"]
-CASES = ("write", "read", "read3", "range", "wide", "startup", "limit", "merge")
+CASES = ("write", "read", "read3", "read3rec", "range", "wide", "startup", "limit", "merge")
 # ROOT compression settings: zstd 5 (ROOT's default), lz4 4 (ROOT's "analysis" setting), none, lzma 1.
 # lzma 7 (ROOT's "smallest") writes at a few MB/s: --codecs 505,404,0,207 measures it too.
 CODECS = {505: "zstd 5", 404: "lz4 4", 0: "none", 201: "lzma 1", 204: "lzma 4", 207: "lzma 7"}
 DEFAULT_CODECS = (505, 404, 0, 201)
 SELECT3, WIDE_WORKLOAD, WIDE_FIELD = workloads.SELECT3, workloads.WIDE_WORKLOAD, workloads.WIDE_FIELD
+SELECT3_RECORDS, RECORDS_ENTRIES = workloads.SELECT3_RECORDS, workloads.RECORDS_ENTRIES
 CHILD_TIMEOUT = 1800
 # Workloads with their own plan (ignoring --codecs/--threads): the cases they run, the (codec, threads)
 # of their writes and the writers. cmsaod is CMS's memory case (issue 15): LZMA 4, CMS's AOD setting.
@@ -178,7 +181,7 @@ class Bench:
             "rntuple": os.path.join(files, "root-rntuple-505.root"),
             "ttree": os.path.join(files, "root-ttree-505.root"),
         }
-        wants_ref = set(self.cases_of(name)) & {"read", "read3", "range", "wide", "startup", "limit"}
+        wants_ref = set(self.cases_of(name)) & {"read", "read3", "read3rec", "range", "wide", "startup", "limit"}
         for kind, path in ref.items():
             if wants_ref and not os.path.exists(path):
                 self.log(f"{name}: reference file written by ROOT ({kind}, zstd 5)")
@@ -343,6 +346,15 @@ class Bench:
     def case_read3(self, w: dict) -> None:
         self._reads("read3", w, SELECT3[w["name"]], 0, w["manifest"]["entries"], [1], READERS)
 
+    def case_read3rec(self, w: dict) -> None:
+        """Sub-fields of record collections (``Muon.pt``): the first ``RECORDS_ENTRIES`` entries of the file."""
+        if w["name"] not in SELECT3_RECORDS:
+            return
+        stop = min(RECORDS_ENTRIES, w["manifest"]["entries"])
+        # (the generated TTree reader selects whole top-level branches only: not a competitor here)
+        comps = [c for c in READERS if c != "root-ttree"]
+        self._reads("read3rec", w, SELECT3_RECORDS[w["name"]], 0, stop, [1], comps)
+
     def case_range(self, w: dict) -> None:
         n = w["manifest"]["entries"]
         start = n // 2
@@ -430,7 +442,7 @@ class Bench:
             for name in self.args.workloads:
                 entries = self.args.entries.get(name) or workloads.SIZES[name][self.args.scale]
                 w = self.prepare(name, entries)
-                for case in ("write", "read", "read3", "range", "limit"):
+                for case in ("write", "read", "read3", "read3rec", "range", "limit"):
                     if case in self.cases_of(name):
                         getattr(self, "case_" + case)(w)
                 if "wide" in cases and name == WIDE_WORKLOAD:

@@ -74,6 +74,10 @@ SELECT3 = {
     "run2012": ["nMuon", "Muon"],
     "cmsaod": ["muons", "ak4PFJets", "pfMet"],
 }
+# the "read3rec" case: sub-fields of record collections (issue 15: ``MET.pt``, ``Muon.pt``, ``Jet.pt``;
+# MET is flat in the nanoaod workload), over the first RECORDS_ENTRIES entries
+SELECT3_RECORDS = {"nanoaod": ["MET_pt", "Muon.pt", "Jet.pt"]}
+RECORDS_ENTRIES = 100_000
 # the "wide" case: open the RNTuple with > 2,000 fields and read this column
 WIDE_WORKLOAD, WIDE_FIELD = "aod", "aux000"
 

@@ -135,9 +135,25 @@ impl RNTuple {
         &self.inner.descriptor().description
     }
 
-    /// The top-level fields as typed trees (`FieldInfo`).
-    fn fields(&self, py: Python<'_>) -> PyResult<Vec<Py<schema::FieldInfo>>> {
-        self.inner.schema().fields.iter().map(|f| schema::field_info(py, &self.inner, f)).collect()
+    /// The top-level fields as typed trees (`FieldInfo`), in schema order;
+    /// with `names`, only the top-level fields of those names (a read of a
+    /// few fields of a wide RNTuple builds only their trees).
+    #[pyo3(signature = (names = None))]
+    fn fields(&self, py: Python<'_>, names: Option<Vec<String>>) -> PyResult<Vec<Py<schema::FieldInfo>>> {
+        let names: Option<std::collections::HashSet<String>> = names.map(|n| n.into_iter().collect());
+        let wanted = |f: &&rntuple::FieldNode| names.as_ref().is_none_or(|n| n.contains(&f.name));
+        self.inner.schema().fields.iter().filter(wanted).map(|f| schema::field_info(py, &self.inner, f)).collect()
+    }
+
+    /// The names of the top-level fields that have a field below the top
+    /// level named one of `names` (the trees a name filter could also match
+    /// besides those of the top-level fields of these names), in schema order.
+    fn fields_with_subfields_named(&self, names: Vec<String>) -> Vec<String> {
+        fn any_named(f: &rntuple::FieldNode, names: &std::collections::HashSet<String>) -> bool {
+            f.children.iter().any(|c| names.contains(&c.name) || any_named(c, names))
+        }
+        let names: std::collections::HashSet<String> = names.into_iter().collect();
+        self.inner.schema().fields.iter().filter(|f| any_named(f, &names)).map(|f| f.name.clone()).collect()
     }
 
     /// Physical columns: (id, type name, bits on storage, field id, representation index).

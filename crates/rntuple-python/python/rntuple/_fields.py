@@ -246,8 +246,10 @@ def build_fields(infos: list[FieldInfo]) -> list[Field]:
         else:
             f.display_name = f.name
     transparent = [f.is_transparent for f in every]
-    _disambiguate(every, _display_paths(every, transparent))
-    for f, path in zip(every, _display_paths(every, transparent), strict=True):
+    paths = _display_paths(every, transparent)
+    if _disambiguate(every, paths):  # renamed members: their paths (and their subfields') change
+        paths = _display_paths(every, transparent)
+    for f, path in zip(every, paths, strict=True):
         f._display_path = path
     return top
 
@@ -270,9 +272,9 @@ def _display_paths(every: list[Field], transparent: list[bool]) -> list[str | No
     return out
 
 
-def _disambiguate(every: list[Field], paths: list[str | None]) -> None:
+def _disambiguate(every: list[Field], paths: list[str | None]) -> bool:
     """Prefixes class names to members that end up with the same display path (``paths``: that of
-    each field of ``every``)."""
+    each field of ``every``); whether it renamed any."""
     groups: dict[str, list[Field]] = defaultdict(list)
     for f, path in zip(every, paths, strict=True):
         if path is not None:
@@ -312,6 +314,7 @@ def _disambiguate(every: list[Field], paths: list[str | None]) -> None:
         renames.extend(zip(members, names, strict=True))
     for f, name in renames:
         f.display_name = name
+    return bool(renames)
 
 
 def _prefixed(stack: list[str], depth: int) -> str:

@@ -333,6 +333,9 @@ def open(  # noqa: A001
     }
     if _is_file_like(path):
         return File(path, **options)
+    text = os.fspath(path) if isinstance(path, str | os.PathLike) else path
+    if isinstance(text, str) and ":" not in text:
+        return File(text, **options)  # no URL, no ":NAME" (and no import of the dataset module)
     from ._dataset import object_spec
 
     where, name = object_spec(path)

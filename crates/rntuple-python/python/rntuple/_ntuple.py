@@ -18,6 +18,7 @@ from ._fields import Field, build_fields, iter_fields
 from ._filters import Filter, make_filter, parse_memory_size, parse_step_size
 from ._numpy import to_numpy_dict, to_pandas
 from ._results import Report, apply_how, datetime_units, to_library, with_datetimes
+from ._select import Selected, choose, plain_paths
 
 if TYPE_CHECKING:
     from . import _lib
@@ -109,6 +110,7 @@ class RNTuple:
         self._file_path = file_path
         self._name = inner.name if name is None else name
         self._fields: list[Field] | None = None
+        self._paths: list[str] | None = None
         # (location, "name;cycle", options) of the file it came from, set by
         # ``File`` so that the handle pickles (``_file._reduce_rntuple``).
         self._origin: tuple[str, str, dict[str, Any]] | None = None
@@ -170,6 +172,10 @@ class RNTuple:
         Subfield paths are those of the awkward records: item fields of
         collections and base classes add no segment.
         """
+        if filter_name is None and recursive:  # every path: worked out once (a read with formulas asks twice)
+            if self._paths is None:
+                self._paths = [name for name, _ in self._iter_named(None, True)]
+            return list(self._paths)
         return [name for name, _ in self._iter_named(filter_name, recursive)]
 
     def typenames(self, filter_name: Filter = None, recursive: bool = True) -> dict[str, str]:
@@ -315,33 +321,15 @@ class RNTuple:
         candidates = [f for f in self.fields if f.readable]
         if filter_name is None and filter_typename is None and filter_field is None:
             return candidates, None, [f.name for f in candidates]
-        accept_name = make_filter(filter_name)
-        accept_type = make_filter(filter_typename)
-        paths = []
-        chosen = set()
-        on_disk = []
-        for f in iter_fields(candidates):
-            path = f.display_path
-            if path is None:
-                continue
-            paths.append(path)
-            name = f.display_name
-            if (
-                (accept_name(name) or (path != name and accept_name(path)) or accept_name("." + path))
-                and accept_type(f.type_name)
-                and (filter_field is None or filter_field(f))
-            ):
-                chosen.add(path)
-                on_disk.append(f.path)
-        # A selected field brings its subfields; every ancestor of a kept path is kept too.
-        keys: set[str] = set()
-        for path in paths:
-            prefixes = [path[:i] for i, char in enumerate(path) if char == "."]
-            if path in chosen or any(p in chosen for p in prefixes):
-                keys.add(path)
-                keys.update(prefixes)
-        fields = [f for f in candidates if f.name in keys]
-        return fields, frozenset(keys), on_disk
+        return choose(candidates, make_filter(filter_name), make_filter(filter_typename), filter_field)
+
+    def _select_plain(self, names: Filter) -> Selected | None:
+        """``_select(filter_name=names)`` when ``names`` are exact field names or dotted paths, from
+        the trees of the top-level fields they name only (``_select.plain_paths``); else None."""
+        texts = [names] if isinstance(names, str) else names
+        if not isinstance(texts, list | tuple):
+            return None
+        return plain_paths(self._inner, list(texts), self._fields)
 
     def _read_batch(
         self,
@@ -465,6 +453,15 @@ class RNTuple:
         """How ``arrays``/``iterate`` read: plain fields as they are, or, with a cut, aliases or
         formulas among the expressions, the fields they use evaluated by ``compile_selection``."""
         texts = [expressions] if isinstance(expressions, str) else expressions
+        if cut is None and not aliases and filter_typename is None and filter_field is None:
+            # a few names or paths (the common read): only their trees are built, not the whole schema's
+            plain = None
+            if texts is not None and filter_name is None:
+                plain = self._select_plain(texts)
+            elif texts is None and filter_name is not None:
+                plain = self._select_plain(filter_name)
+            if plain is not None:
+                return _ReadPlan(self, plain, None)
         # the plain read (no cut, alias or formula) needs no list of every path: a wide RNTuple's first read
         paths = self.keys(recursive=True) if texts is not None or cut is not None or aliases else []
         formulas = texts is not None and any(t not in paths for t in texts if isinstance(t, str))
