@@ -362,19 +362,6 @@ def targets(bench, g: dict) -> str:
                 _div(wall("read3", r3, "uproot"), wall("read3", r3, "ours-python")),
                 10.0,
             )
-        if any(k[0] == "read3rec" and k[1] == wl for k in g):
-            rr = _read_config(w, "read3rec", 1)
-            t.at_least(
-                "Python read of 3 record sub-fields, open included: vs ROOT RNTuple's C++ views",
-                wl,
-                _div(wall("read3rec", rr, "root-rntuple"), wall("read3rec", rr, "ours-python")),
-                1.0,
-            )
-        for case, what in (("read3", "Python 3-field read"), ("read3rec", "Python read of 3 record sub-fields")):
-            if any(k[0] == case and k[1] == wl for k in g):
-                rc = _read_config(w, case, 1)
-                python_vs_rust = _div(wall(case, rc, "ours-python"), wall(case, rc, "ours-rust"))
-                t.at_most(f"{what}: time vs the Rust API", wl, python_vs_rust, 1.05)
         if any(k[0] == "wide" and k[1] == wl for k in g):
             rw = _read_config(w, "wide", 1)
             up = wall("wide", rw, "uproot")
