@@ -5,10 +5,13 @@
 //! One page goes through: checksum (xxh3-64 of the stored bytes, spec "Page
 //! Locations"), decompression into a per-thread scratch buffer (skipped for
 //! pages stored uncompressed), and decoding from there into the output
-//! window. Only pages cut by the entry range, and columns read into another
-//! in-memory type than their own, take a detour through a temporary buffer.
+//! window (for a page cut by the entry range, only its elements in the
+//! range). Only columns read into another in-memory type than their own
+//! take a detour through a temporary buffer.
 
-use rntuple_format::column::{can_decode_into, decode_page, decode_page_into, ColumnSlice, ColumnSpec, ColumnValues};
+use rntuple_format::column::{
+    can_decode_into, decode_page, decode_page_range_into, ColumnSlice, ColumnSpec, ColumnValues,
+};
 use rntuple_format::compression::{guard_expansion, Decompressor};
 use rntuple_format::model::PageDescriptor;
 use rntuple_format::{Error, Location, Result};
@@ -123,13 +126,22 @@ pub(crate) fn fill(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: 
             check_piece(src, &job.proto, p)?;
         }
     }
-    for job in jobs.iter_mut() {
-        let len = usize::try_from(job.len).map_err(|_| Error::WouldOverAllocate {
-            requested: job.len,
-            limit: usize::MAX as u64,
-            location: Location::new("column buffer", None),
-        })?;
-        job.sink = job.proto.zeros_like(len);
+    let lens = jobs
+        .iter()
+        .map(|job| {
+            usize::try_from(job.len).map_err(|_| Error::WouldOverAllocate {
+                requested: job.len,
+                limit: usize::MAX as u64,
+                location: Location::new("column buffer", None),
+            })
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    // Zeroed on the decoding threads: the allocator clears reused memory
+    // (and the first touch maps fresh pages), work that is serial otherwise.
+    let protos = jobs.iter().zip(lens).map(|(job, len)| (job.proto.clone(), len)).collect();
+    let sinks = pool.map_init(protos, || (), |_, (proto, len): (ColumnValues, usize)| proto.zeros_like(len));
+    for (job, sink) in jobs.iter_mut().zip(sinks) {
+        job.sink = sink;
     }
     // 2. Carve the buffers into page windows.
     let mut tasks = Vec::new();
@@ -322,8 +334,12 @@ fn run_batches<'t>(
     pool: &Pool,
     decode: impl Fn(Vec<PageTask<'t>>, &Batch, &Fetched) -> Result<()>,
 ) -> Result<()> {
+    // Batch buffers as large as the largest batch from the start: one that
+    // grew would be allocated (and its pages mapped) twice.
+    let largest = batches.iter().map(|b| b.range_bytes).max().unwrap_or(0);
+    let buffer = || Fetched::with_capacity(largest);
     if !pool.is_parallel() || batches.len() < 2 {
-        let mut fetched = Fetched::default();
+        let mut fetched = buffer()?;
         for (batch, tasks) in batches.iter().zip(per_batch) {
             fetch(&src.file, src.max_key_size, batch, &src.io, &mut fetched)?;
             decode(tasks, batch, &fetched)?;
@@ -334,7 +350,7 @@ fn run_batches<'t>(
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<Fetched>>(2);
         let (free_tx, free_rx) = std::sync::mpsc::sync_channel::<Fetched>(2);
         for _ in 0..2 {
-            free_tx.send(Fetched::default()).map_err(|_| prefetch_stopped())?;
+            free_tx.send(buffer()?).map_err(|_| prefetch_stopped())?;
         }
         std::thread::Builder::new()
             .name("rntuple-prefetch".into())
@@ -376,10 +392,11 @@ fn decode_task(t: PageTask, batch: &Batch, fetched: &Fetched, s: &mut Scratch, v
     })?;
     let mut checks = Checks::Stop { verify_checksums: verify };
     let page = unseal_page(stored, &t.sealed, t.unpacked, &mut checks, &location, &mut s.decompressor, &mut s.page)?;
-    if t.direct && t.from == 0 && t.dest.len() == t.count {
-        return decode_page_into(&t.spec, page, t.dest).map_err(|e| e.within(&what()));
+    if t.direct {
+        // The page's part in the window (all of it unless cut by the range).
+        return decode_page_range_into(&t.spec, page, t.count, t.from, t.dest).map_err(|e| e.within(&what()));
     }
-    // A page cut by the range, or a conversion: decode whole, then copy.
+    // A conversion into another in-memory type: decode whole, then copy.
     let wide =
         matches!(t.dest, ColumnSlice::F64(_)) && can_decode_into(t.spec.column_type, &ColumnValues::F64(Vec::new()));
     let proto = if wide { ColumnValues::F64(Vec::new()) } else { ColumnValues::for_column(t.spec.column_type)? };
