@@ -9,6 +9,9 @@
 //! range). Only columns read into another in-memory type than their own
 //! take a detour through a temporary buffer.
 
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, Mutex};
+
 use rntuple_format::column::{
     can_decode_into, decode_page, decode_page_range_into, ColumnSlice, ColumnSpec, ColumnValues,
 };
@@ -306,10 +309,7 @@ fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> 
 /// back and forth between the two, so at most two batches of compressed
 /// bytes are held at a time and no buffer is allocated twice.
 fn run(src: &PageSource, batches: &[Batch], per_batch: Vec<Vec<PageTask>>, pool: &Pool, verify: bool) -> Result<()> {
-    let decode = |tasks: Vec<PageTask>, batch: &Batch, fetched: &Fetched| {
-        pool.try_for_each_init(tasks, || (), |_, t| with_scratch(|s| decode_task(t, batch, fetched, s, verify)))
-    };
-    let result = run_batches(src, batches, per_batch, pool, decode);
+    let result = run_batches(src, batches, per_batch, pool, verify);
     // Big pages leave big scratch buffers behind: do not keep them.
     let trim = || {
         with_scratch(|s| {
@@ -327,12 +327,12 @@ fn run(src: &PageSource, batches: &[Batch], per_batch: Vec<Vec<PageTask>>, pool:
 }
 
 /// [`run`] without the clean-up.
-fn run_batches<'t>(
+fn run_batches(
     src: &PageSource,
     batches: &[Batch],
-    per_batch: Vec<Vec<PageTask<'t>>>,
+    per_batch: Vec<Vec<PageTask<'_>>>,
     pool: &Pool,
-    decode: impl Fn(Vec<PageTask<'t>>, &Batch, &Fetched) -> Result<()>,
+    verify: bool,
 ) -> Result<()> {
     // Batch buffers as large as the largest batch from the start: one that
     // grew would be allocated (and its pages mapped) twice.
@@ -342,7 +342,8 @@ fn run_batches<'t>(
         let mut fetched = buffer()?;
         for (batch, tasks) in batches.iter().zip(per_batch) {
             fetch(&src.file, src.max_key_size, batch, &src.io, &mut fetched)?;
-            decode(tasks, batch, &fetched)?;
+            let decode = |_: &mut (), t| with_scratch(|s| decode_task(t, batch, &fetched, s, verify));
+            pool.try_for_each_init(tasks, || (), decode)?;
         }
         return Ok(());
     }
@@ -366,14 +367,60 @@ fn run_batches<'t>(
                 }
             })
             .map_err(|e| Error::io("starting the prefetch thread", e))?;
-        for (batch, tasks) in batches.iter().zip(per_batch) {
-            let fetched = full_rx.recv().map_err(|_| prefetch_stopped())??;
-            decode(tasks, batch, &fetched)?;
-            // The prefetch thread may have finished: then the buffer is not needed.
-            let _ = free_tx.send(fetched);
+        // The pages of a batch go to the pool as soon as it arrives, without
+        // waiting for the previous batch's last pages (no thread idles at the
+        // end of a batch). A batch's buffer goes back to the prefetch thread
+        // when its last page is decoded. The error reported is the first in
+        // read order, as when decoding on one thread.
+        let first: Mutex<Option<((usize, usize), Error)>> = Mutex::new(None);
+        let failed = |order: (usize, usize), e: Error| {
+            let mut first = first.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if first.as_ref().is_none_or(|(o, _)| order < *o) {
+                *first = Some((order, e));
+            }
+        };
+        let mut unfetched = None;
+        pool.in_place_scope(|scope| {
+            for (b, (batch, tasks)) in batches.iter().zip(per_batch).enumerate() {
+                let fetched = match full_rx.recv() {
+                    Ok(Ok(fetched)) => Arc::new(fetched),
+                    Ok(Err(e)) => {
+                        unfetched = Some(e);
+                        break;
+                    }
+                    Err(_) => {
+                        unfetched = Some(prefetch_stopped());
+                        break;
+                    }
+                };
+                for (k, t) in tasks.into_iter().enumerate() {
+                    let (fetched, free_tx, failed) = (fetched.clone(), free_tx.clone(), &failed);
+                    scope.spawn(move |_| {
+                        if let Err(e) = with_scratch(|s| decode_task(t, batch, &fetched, s, verify)) {
+                            failed((b, k), e);
+                        }
+                        give_back(fetched, &free_tx);
+                    });
+                }
+                give_back(fetched, &free_tx);
+            }
+        });
+        // A page that failed comes before the batch that could not be fetched.
+        let first = first.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match (first, unfetched) {
+            (Some((_, e)), _) | (None, Some(e)) => Err(e),
+            (None, None) => Ok(()),
         }
-        Ok(())
     })
+}
+
+/// Hands a batch buffer back to the prefetch thread once nothing uses it
+/// any more (the last of its pages decoded).
+fn give_back(fetched: Arc<Fetched>, free: &SyncSender<Fetched>) {
+    if let Some(fetched) = Arc::into_inner(fetched) {
+        // The prefetch thread may have finished: then the buffer is not needed.
+        let _ = free.send(fetched);
+    }
 }
 
 fn prefetch_stopped() -> Error {
