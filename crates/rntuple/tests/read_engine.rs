@@ -327,3 +327,49 @@ fn double_fields_stored_as_real32quant_read_as_root_reads_them() {
     let values = src.read_column_into(col, cluster, 0, 8, Some(rntuple_format::ColumnValues::F64(Vec::new()))).unwrap();
     assert_eq!(values, rntuple_format::ColumnValues::F64(x_root.to_vec()));
 }
+
+/// A read of more than two batches of pages ([`rntuple::BATCH_BYTES`]
+/// each): with several threads the pages of the next batch are decoded
+/// while those of the previous one finish. The values are the ones written,
+/// and with one page corrupted in the second batch and one in the third,
+/// every number of threads reports the earlier page.
+#[test]
+fn reads_of_several_batches_give_the_values_written_and_the_first_error() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    let n = 3 * rntuple::BATCH_BYTES as usize / 8;
+    let x: Vec<i64> = (0..n as i64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as i64)).collect();
+    let column: arrow_array::ArrayRef = Arc::new(arrow_array::Int64Array::from(x.clone()));
+    let batch = arrow_array::RecordBatch::try_from_iter([("x", column)]).expect("batch");
+    let path = scratch("read-engine-batches.root");
+    let options = WriteOptions { compression: 0, ..Default::default() };
+    rntuple::write_batches(&path, "t", [batch], &HashMap::new(), options).expect("write");
+    let f = RNTupleFile::open(&path).expect("open");
+    let nt = f.rntuple("t").expect("rntuple");
+    for t in [1, 2, 3] {
+        let stats = stats_of(&nt, None, 0, n as u64, t);
+        assert!(stats.vectored_calls >= 3, "{stats:?}");
+        let got = nt.read_with(None, 0, n as u64, &threads(t)).expect("read");
+        assert_eq!(got.column(0).as_primitive::<Int64Type>().values().to_vec(), x, "{t} threads");
+    }
+    // One page past 9 MiB (second batch), one past 17 MiB (third batch).
+    let x_field = nt.schema().field("x").expect("field");
+    let pages: Vec<(u64, u64)> = page_extents(&nt, &[x_field], 0..nt.descriptor().clusters.len()).into_iter().collect();
+    let start = pages[0].0;
+    let at = |mib: u64| pages.iter().find(|p| p.0 >= start + (mib << 20)).expect("page").0;
+    let (early, late) = (at(9), at(17));
+    let mut bytes = std::fs::read(&path).expect("read file");
+    bytes[early as usize + 100] ^= 0xff;
+    bytes[late as usize + 100] ^= 0xff;
+    let bad = scratch("read-engine-batches-corrupt.root");
+    std::fs::write(&bad, bytes).expect("write file");
+    let f = RNTupleFile::open(&bad).expect("open");
+    let nt = f.rntuple("t").expect("rntuple");
+    let errors: Vec<String> = [1, 2, 3]
+        .into_iter()
+        .map(|t| nt.read_with(None, 0, n as u64, &threads(t)).expect_err("corrupt page").to_string())
+        .collect();
+    assert!(errors[0].contains("checksum mismatch") && errors[0].contains(&early.to_string()), "{}", errors[0]);
+    assert_eq!(errors[1], errors[0]);
+    assert_eq!(errors[2], errors[0]);
+}

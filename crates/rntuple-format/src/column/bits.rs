@@ -11,8 +11,15 @@
 //! For `Real32Trunc` the packed value is the top `n` bits of the IEEE-754
 //! float bit pattern; for `Real32Quant` the `n`-bit quantized integer.
 
-/// Decodes `out.len()` booleans from a `Bit` page into `out`.
-pub(crate) fn unpack_bools(page: &[u8], out: &mut [bool]) {
+/// Decodes booleans `[from, from + out.len())` of a `Bit` page into `out`.
+pub(crate) fn unpack_bools(page: &[u8], from: usize, out: &mut [bool]) {
+    if from % 8 != 0 {
+        for (k, d) in (from..).zip(out.iter_mut()) {
+            *d = page.get(k / 8).is_some_and(|b| (b >> (k % 8)) & 1 != 0);
+        }
+        return;
+    }
+    let page = page.get(from / 8..).unwrap_or_default();
     let mut chunks = out.chunks_exact_mut(8);
     let mut bytes = page.iter();
     for chunk in &mut chunks {
@@ -33,14 +40,22 @@ pub(crate) fn pack_bools(values: &[bool], out: &mut Vec<u8>) {
 }
 
 /// Calls `sink` with each of the `count` `nbits`-bit values (1 ≤ nbits ≤ 32)
-/// of a packed stream. Missing bytes read as zero (callers check the size).
+/// of a packed stream from value `first` on. Missing bytes read as zero
+/// (callers check the size).
 #[inline]
-pub(crate) fn unpack_bits(page: &[u8], count: usize, nbits: u32, mut sink: impl FnMut(u32)) {
+pub(crate) fn unpack_bits(page: &[u8], first: usize, count: usize, nbits: u32, mut sink: impl FnMut(u32)) {
     debug_assert!((1..=32).contains(&nbits));
     let mask = if nbits == 32 { u64::from(u32::MAX) } else { (1u64 << nbits) - 1 };
-    let mut bytes = page.iter();
+    let start = first.saturating_mul(nbits as usize);
+    let mut bytes = page.get(start / 8..).unwrap_or_default().iter();
+    // Bits of the first byte that belong to earlier values are dropped.
+    let skip = (start % 8) as u32;
     let mut acc = 0u64;
     let mut have = 0u32;
+    if skip > 0 {
+        acc = u64::from(bytes.next().copied().unwrap_or(0)) >> skip;
+        have = 8 - skip;
+    }
     for _ in 0..count {
         while have < nbits {
             acc |= u64::from(bytes.next().copied().unwrap_or(0)) << have;
@@ -83,7 +98,7 @@ mod tests {
         pack_bools(&v, &mut packed);
         assert_eq!(packed, [0x81, 0x03]);
         let mut back = [false; 10];
-        unpack_bools(&[0x81, 0xff], &mut back); // stale padding bits ignored
+        unpack_bools(&[0x81, 0xff], 0, &mut back); // stale padding bits ignored
         assert_eq!(back, v);
     }
 
@@ -95,7 +110,7 @@ mod tests {
         // byte0 = 1 | 2<<3 | (7&3)<<6 = 0b1101_0001, byte1 = 7>>2 | 5<<1 = 0b0000_1011
         assert_eq!(out, [0b1101_0001, 0b0000_1011]);
         let mut back = Vec::new();
-        unpack_bits(&out, 4, 3, |v| back.push(v));
+        unpack_bits(&out, 0, 4, 3, |v| back.push(v));
         assert_eq!(back, [1, 2, 7, 5]);
     }
 
@@ -109,7 +124,7 @@ mod tests {
                 pack_bits(vals.iter().copied(), nbits, &mut out);
                 assert_eq!(out.len(), (count * nbits as usize).div_ceil(8));
                 let mut back = Vec::new();
-                unpack_bits(&out, count, nbits, |v| back.push(v));
+                unpack_bits(&out, 0, count, nbits, |v| back.push(v));
                 assert_eq!(back, vals, "nbits {nbits} count {count}");
             }
         }

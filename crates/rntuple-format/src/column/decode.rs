@@ -88,51 +88,74 @@ fn mismatch(ct: ColumnType, kind: &str) -> Error {
 /// (see [`can_decode_into`]); `page.len()` must equal
 /// `spec.packed_size(out.len())`.
 pub fn decode_page_into(spec: &ColumnSpec, page: &[u8], out: ColumnSlice<'_>) -> Result<()> {
+    decode_page_range_into(spec, page, out.len(), 0, out)
+}
+
+/// Decodes elements `[from, from + out.len())` of an uncompressed page of
+/// `count` elements into `out` (a page cut by a read's entry range decodes
+/// straight into its window, without decoding the rest). Accepts the same
+/// variants as [`decode_page`]; `page.len()` must equal
+/// `spec.packed_size(count)`. Delta-encoded index pages (spec "Split
+/// Index") start from the sum of the deltas before `from`.
+pub fn decode_page_range_into(
+    spec: &ColumnSpec,
+    page: &[u8],
+    count: usize,
+    from: usize,
+    out: ColumnSlice<'_>,
+) -> Result<()> {
     let n = out.len();
-    check_page_size(spec, page, n)?;
+    check_page_size(spec, page, count)?;
+    if from.checked_add(n).is_none_or(|end| end > count) {
+        return Err(Error::InvalidArgument {
+            message: format!("elements {from}..{} of a page of {count}", from.saturating_add(n)),
+        });
+    }
+    // The bytes of elements `[from, from + n)` of a plain page of `size`-byte elements.
+    let plain = |size: usize| &page[from * size..(from + n) * size];
     use ColumnSlice as V;
     use ColumnType as T;
     match (spec.column_type, out) {
-        (T::Bit, V::Bool(v)) => unpack_bools(page, v),
-        (T::Byte | T::Char | T::UInt8, V::U8(v)) => v.copy_from_slice(page),
+        (T::Bit, V::Bool(v)) => unpack_bools(page, from, v),
+        (T::Byte | T::Char | T::UInt8, V::U8(v)) => v.copy_from_slice(plain(1)),
         (T::Int8, V::I8(v)) => {
-            for (d, &b) in v.iter_mut().zip(page) {
+            for (d, &b) in v.iter_mut().zip(plain(1)) {
                 *d = b as i8;
             }
         }
-        (T::Int16, V::I16(v)) => unpack_plain(page, v),
-        (T::UInt16, V::U16(v)) => unpack_plain(page, v),
-        (T::Int32, V::I32(v)) => unpack_plain(page, v),
-        (T::UInt32, V::U32(v)) => unpack_plain(page, v),
-        (T::Int64, V::I64(v)) => unpack_plain(page, v),
-        (T::UInt64, V::U64(v)) => unpack_plain(page, v),
+        (T::Int16, V::I16(v)) => unpack_plain(plain(2), v),
+        (T::UInt16, V::U16(v)) => unpack_plain(plain(2), v),
+        (T::Int32, V::I32(v)) => unpack_plain(plain(4), v),
+        (T::UInt32, V::U32(v)) => unpack_plain(plain(4), v),
+        (T::Int64, V::I64(v)) => unpack_plain(plain(8), v),
+        (T::UInt64, V::U64(v)) => unpack_plain(plain(8), v),
         (T::SplitInt16, V::I16(v)) => {
-            unsplit::<_, 2>(page, v);
+            unsplit_range::<_, 2>(page, count, from, v);
             zigzag_decode16(v);
         }
         (T::SplitInt32, V::I32(v)) => {
-            unsplit::<_, 4>(page, v);
+            unsplit_range::<_, 4>(page, count, from, v);
             zigzag_decode32(v);
         }
         (T::SplitInt64, V::I64(v)) => {
-            unsplit::<_, 8>(page, v);
+            unsplit_range::<_, 8>(page, count, from, v);
             zigzag_decode64(v);
         }
-        (T::SplitUInt16, V::U16(v)) => unsplit::<_, 2>(page, v),
-        (T::SplitUInt32, V::U32(v)) => unsplit::<_, 4>(page, v),
-        (T::SplitUInt64, V::U64(v)) => unsplit::<_, 8>(page, v),
-        (T::Real32, V::F32(v)) => unpack_plain(page, v),
-        (T::SplitReal32, V::F32(v)) => unsplit::<_, 4>(page, v),
-        (T::Real64, V::F64(v)) => unpack_plain(page, v),
-        (T::SplitReal64, V::F64(v)) => unsplit::<_, 8>(page, v),
+        (T::SplitUInt16, V::U16(v)) => unsplit_range::<_, 2>(page, count, from, v),
+        (T::SplitUInt32, V::U32(v)) => unsplit_range::<_, 4>(page, count, from, v),
+        (T::SplitUInt64, V::U64(v)) => unsplit_range::<_, 8>(page, count, from, v),
+        (T::Real32, V::F32(v)) => unpack_plain(plain(4), v),
+        (T::SplitReal32, V::F32(v)) => unsplit_range::<_, 4>(page, count, from, v),
+        (T::Real64, V::F64(v)) => unpack_plain(plain(8), v),
+        (T::SplitReal64, V::F64(v)) => unsplit_range::<_, 8>(page, count, from, v),
         (T::Real16, V::F32(v)) => {
-            for (d, c) in v.iter_mut().zip(page.chunks_exact(2)) {
+            for (d, c) in v.iter_mut().zip(plain(2).chunks_exact(2)) {
                 *d = half_le(c);
             }
         }
         (T::SplitReal16, V::F32(v)) => {
             // Gather the half-float bits in the low 16 bits of each f32, then convert.
-            unsplit::<_, 2>(page, v);
+            unsplit_range::<_, 2>(page, count, from, v);
             for x in v.iter_mut() {
                 *x = f16::from_bits(x.to_bits() as u16).to_f32();
             }
@@ -140,7 +163,7 @@ pub fn decode_page_into(spec: &ColumnSpec, page: &[u8], out: ColumnSlice<'_>) ->
         (T::Real32Trunc, V::F32(v)) => {
             let shift = 32 - u32::from(spec.bits_on_storage);
             let mut it = v.iter_mut();
-            unpack_bits(page, n, u32::from(spec.bits_on_storage), |q| {
+            unpack_bits(page, from, n, u32::from(spec.bits_on_storage), |q| {
                 if let Some(d) = it.next() {
                     *d = f32::from_bits(q << shift);
                 }
@@ -149,7 +172,7 @@ pub fn decode_page_into(spec: &ColumnSpec, page: &[u8], out: ColumnSlice<'_>) ->
         (T::Real32Quant, V::F32(v)) => {
             let q = Dequantizer::new(spec);
             let mut it = v.iter_mut();
-            unpack_bits(page, n, u32::from(spec.bits_on_storage), |x| {
+            unpack_bits(page, from, n, u32::from(spec.bits_on_storage), |x| {
                 if let Some(d) = it.next() {
                     *d = q.value(x) as f32;
                 }
@@ -158,44 +181,45 @@ pub fn decode_page_into(spec: &ColumnSpec, page: &[u8], out: ColumnSlice<'_>) ->
         (T::Real32Quant, V::F64(v)) => {
             let q = Dequantizer::new(spec);
             let mut it = v.iter_mut();
-            unpack_bits(page, n, u32::from(spec.bits_on_storage), |x| {
+            unpack_bits(page, from, n, u32::from(spec.bits_on_storage), |x| {
                 if let Some(d) = it.next() {
                     *d = q.value(x);
                 }
             });
         }
         (T::Real32, V::F64(v)) => {
-            for (d, c) in v.iter_mut().zip(page.chunks_exact(4)) {
+            for (d, c) in v.iter_mut().zip(plain(4).chunks_exact(4)) {
                 *d = f64::from(f32::from_le_slice(c));
             }
         }
         (T::Real16, V::F64(v)) => {
-            for (d, c) in v.iter_mut().zip(page.chunks_exact(2)) {
+            for (d, c) in v.iter_mut().zip(plain(2).chunks_exact(2)) {
                 *d = f64::from(half_le(c));
             }
         }
         (ct @ (T::SplitReal16 | T::SplitReal32 | T::Real32Trunc), V::F64(v)) => {
             // Rare (a double field stored in 16/32-bit columns): decode as float, then widen.
             let mut tmp = vec![0f32; n];
-            decode_page_into(spec, page, V::F32(&mut tmp))?;
+            decode_page_range_into(spec, page, count, from, V::F32(&mut tmp))?;
             debug_assert!(matches!(ct, T::SplitReal16 | T::SplitReal32 | T::Real32Trunc));
             for (d, &x) in v.iter_mut().zip(&tmp) {
                 *d = f64::from(x);
             }
         }
         (T::Index32, V::Index(v)) => {
-            for (d, c) in v.iter_mut().zip(page.chunks_exact(4)) {
+            for (d, c) in v.iter_mut().zip(plain(4).chunks_exact(4)) {
                 *d = u64::from(u32::from_le_slice(c));
             }
         }
-        (T::Index64, V::Index(v)) => unpack_plain(page, v),
+        (T::Index64, V::Index(v)) => unpack_plain(plain(8), v),
         (T::SplitIndex32, V::Index(v)) => {
-            unsplit::<_, 4>(page, v);
-            undelta32(v);
+            unsplit_range::<_, 4>(page, count, from, v);
+            // The running total wraps at 2^32: its low 32 bits are the 64-bit sum's.
+            undelta32(v, split_prefix_sum::<4>(page, count, from) as u32);
         }
         (T::SplitIndex64, V::Index(v)) => {
-            unsplit::<_, 8>(page, v);
-            undelta64(v);
+            unsplit_range::<_, 8>(page, count, from, v);
+            undelta64(v, split_prefix_sum::<8>(page, count, from));
         }
         (T::Switch, V::Switch { index, tag }) => {
             if tag.len() != n {
@@ -203,7 +227,7 @@ pub fn decode_page_into(spec: &ColumnSpec, page: &[u8], out: ColumnSlice<'_>) ->
                     message: format!("switch window of {n} indices but {} tags", tag.len()),
                 });
             }
-            for ((i, t), c) in index.iter_mut().zip(tag.iter_mut()).zip(page.chunks_exact(12)) {
+            for ((i, t), c) in index.iter_mut().zip(tag.iter_mut()).zip(plain(12).chunks_exact(12)) {
                 *i = u64::from_le_slice(&c[..8]);
                 *t = u32::from_le_slice(&c[8..]);
             }

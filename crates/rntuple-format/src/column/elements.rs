@@ -79,14 +79,21 @@ const BLOCK: usize = 64;
 /// second bytes, ...) into `out`, whose elements are at least `S` bytes wide
 /// (`D` is wider for e.g. 32-bit indices decoded into `u64`, or half floats
 /// held in `f32` bits; the missing high bytes are zero).
-#[inline]
+#[cfg(test)]
 pub(crate) fn unsplit<D: Elem, const S: usize>(page: &[u8], out: &mut [D]) {
+    unsplit_range::<D, S>(page, out.len(), 0, out);
+}
+
+/// [`unsplit`] of elements `[from, from + out.len())` of a page of `count`
+/// elements (`count * S` bytes).
+#[inline]
+pub(crate) fn unsplit_range<D: Elem, const S: usize>(page: &[u8], count: usize, from: usize, out: &mut [D]) {
     debug_assert!(S <= D::SIZE && D::SIZE <= 8);
     let n = out.len();
-    if n == 0 || page.len() < n * S {
+    if n == 0 || page.len() < count * S || from + n > count {
         return;
     }
-    let planes: [&[u8]; S] = std::array::from_fn(|b| &page[b * n..(b + 1) * n]);
+    let planes: [&[u8]; S] = std::array::from_fn(|b| &page[b * count + from..b * count + from + n]);
     if S == 8 {
         return unsplit8(&planes, out);
     }
@@ -195,21 +202,35 @@ zigzag!(zigzag_encode16, zigzag_decode16, i16, u16);
 zigzag!(zigzag_encode32, zigzag_decode32, i32, u32);
 zigzag!(zigzag_encode64, zigzag_decode64, i64, u64);
 
+/// Sum (wrapping at 2^64) of the first `from` elements of a byte-split page
+/// of `count` elements of `S` bytes: the running total a delta-encoded page
+/// cut at `from` starts with.
+pub(crate) fn split_prefix_sum<const S: usize>(page: &[u8], count: usize, from: usize) -> u64 {
+    let mut sum = 0u64;
+    for j in 0..from.min(count) {
+        let mut x = 0u64;
+        for b in 0..S {
+            x |= u64::from(page.get(b * count + j).copied().unwrap_or(0)) << (8 * b);
+        }
+        sum = sum.wrapping_add(x);
+    }
+    sum
+}
+
 /// Undoes delta encoding of 32-bit offsets (held in `u64`), wrapping at 2^32
-/// as ROOT's `CastDeltaSplitUnpack<std::uint64_t, std::uint32_t>` does.
+/// as ROOT's `CastDeltaSplitUnpack<std::uint64_t, std::uint32_t>` does,
+/// starting from the running total `acc`.
 #[inline]
-pub(crate) fn undelta32(v: &mut [u64]) {
-    let mut acc = 0u32;
+pub(crate) fn undelta32(v: &mut [u64], mut acc: u32) {
     for x in v {
         acc = acc.wrapping_add(*x as u32);
         *x = u64::from(acc);
     }
 }
 
-/// Undoes delta encoding of 64-bit offsets.
+/// Undoes delta encoding of 64-bit offsets, starting from the running total `acc`.
 #[inline]
-pub(crate) fn undelta64(v: &mut [u64]) {
-    let mut acc = 0u64;
+pub(crate) fn undelta64(v: &mut [u64], mut acc: u64) {
     for x in v {
         acc = acc.wrapping_add(*x);
         *x = acc;

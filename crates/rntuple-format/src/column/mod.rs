@@ -14,7 +14,7 @@ mod elements;
 mod encode;
 mod slice;
 
-pub use decode::{can_decode_into, decode_page, decode_page_into};
+pub use decode::{can_decode_into, decode_page, decode_page_into, decode_page_range_into};
 pub use encode::encode_page;
 pub use slice::ColumnSlice;
 

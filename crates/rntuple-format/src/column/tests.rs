@@ -291,3 +291,119 @@ fn widening_reads() {
         assert_eq!(wide, ColumnValues::F64(vals.iter().map(|&x| f64::from(x)).collect()));
     }
 }
+
+/// `expect[from..from + len]` as a buffer of its own.
+fn window_of(expect: &ColumnValues, from: usize, len: usize) -> ColumnValues {
+    let mut want = expect.zeros_like(len);
+    want.as_slice_mut().convert_from(expect, from).unwrap();
+    want
+}
+
+/// Every element range of a page of `values` (encoded as `spec`) decodes
+/// straight into its window to `expect` over that range.
+fn assert_ranges(spec: &ColumnSpec, values: &ColumnValues, expect: &ColumnValues) {
+    let page = encode_page(spec, values, 0..values.len()).unwrap();
+    assert_page_ranges(spec, &page, expect);
+}
+
+/// Every element range of `page` decodes into its window to `expect` over that range.
+fn assert_page_ranges(spec: &ColumnSpec, page: &[u8], expect: &ColumnValues) {
+    let n = expect.len();
+    for from in [0, 1, 2, 3, 7, 8, 9, 16, 17, n - 2, n - 1] {
+        for len in [0, 1, 2, 5, 8, 9, 15, n - from] {
+            if from + len > n {
+                continue;
+            }
+            let mut got = expect.zeros_like(len);
+            decode_page_range_into(spec, page, n, from, got.as_slice_mut()).unwrap();
+            let want = window_of(expect, from, len);
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "{} elements {from}+{len}", spec.column_type);
+        }
+    }
+    // A range past the page is refused, not read.
+    let mut past = expect.zeros_like(2);
+    let e = decode_page_range_into(spec, page, n, n - 1, past.as_slice_mut()).unwrap_err();
+    assert!(e.to_string().contains(&format!("elements {}..{} of a page of {n}", n - 1, n + 1)), "{e}");
+}
+
+#[test]
+fn ranges_of_a_page_decode_to_the_values_written() {
+    let n = 41usize;
+    let same = |ct: T, v: ColumnValues| assert_ranges(&spec(ct), &v, &v);
+    same(T::Bit, ColumnValues::Bool((0..n).map(|i| i % 3 == 0 || i % 7 == 1).collect()));
+    for ct in [T::Byte, T::Char, T::UInt8] {
+        same(ct, ColumnValues::U8((0..n).map(|i| (i * 37) as u8).collect()));
+    }
+    same(T::Int8, ColumnValues::I8((0..n).map(|i| (i as i8).wrapping_mul(53)).collect()));
+    for ct in [T::Int16, T::SplitInt16] {
+        same(ct, ColumnValues::I16((0..n).map(|i| (i as i16 - 20) * 1001).collect()));
+    }
+    for ct in [T::UInt16, T::SplitUInt16] {
+        same(ct, ColumnValues::U16((0..n).map(|i| (i as u16) * 1597).collect()));
+    }
+    for ct in [T::Int32, T::SplitInt32] {
+        same(ct, ColumnValues::I32((0..n).map(|i| (i as i32 - 20) * 100_003).collect()));
+    }
+    for ct in [T::UInt32, T::SplitUInt32] {
+        same(ct, ColumnValues::U32((0..n).map(|i| (i as u32).wrapping_mul(2_654_435_761)).collect()));
+    }
+    for ct in [T::Int64, T::SplitInt64] {
+        same(ct, ColumnValues::I64((0..n).map(|i| (i as i64 - 20) * 1_000_000_007_000).collect()));
+    }
+    for ct in [T::UInt64, T::SplitUInt64] {
+        same(ct, ColumnValues::U64((0..n).map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect()));
+    }
+    let f32s: Vec<f32> = (0..n).map(|i| (i as f32 - 20.0) * 1.375e3).collect();
+    let f64s: Vec<f64> = f32s.iter().map(|&x| f64::from(x)).collect();
+    for ct in [T::Real32, T::SplitReal32] {
+        same(ct, ColumnValues::F32(f32s.clone()));
+        // Widened into doubles.
+        assert_ranges(&spec(ct), &ColumnValues::F32(f32s.clone()), &ColumnValues::F64(f64s.clone()));
+    }
+    for ct in [T::Real64, T::SplitReal64] {
+        same(ct, ColumnValues::F64((0..n).map(|i| (i as f64 - 20.0) / 3.0).collect()));
+    }
+    // Half floats, truncated and quantized reals: values they hold exactly.
+    let halves: Vec<f32> = (0..n).map(|i| (i as f32 - 20.0) * 0.5).collect();
+    let wide = ColumnValues::F64(halves.iter().map(|&x| f64::from(x)).collect());
+    same(T::Real16, ColumnValues::F32(halves.clone()));
+    assert_ranges(&spec(T::Real16), &ColumnValues::F32(halves.clone()), &wide);
+    // SplitReal16 (never written): the Real16 page's low bytes, then its high bytes.
+    let plain = encode_page(&spec(T::Real16), &ColumnValues::F32(halves.clone()), 0..n).unwrap();
+    let split: Vec<u8> = plain.iter().step_by(2).chain(plain.iter().skip(1).step_by(2)).copied().collect();
+    assert_page_ranges(&spec(T::SplitReal16), &split, &ColumnValues::F32(halves.clone()));
+    assert_page_ranges(&spec(T::SplitReal16), &split, &wide);
+    let trunc = ColumnSpec::new(T::Real32Trunc, 13, None).unwrap();
+    let short: Vec<f32> = (0..n).map(|i| [1.5, -2.25, 1024.0, 0.75, -3.5][i % 5] * (1 + i % 3) as f32).collect();
+    assert_ranges(&trunc, &ColumnValues::F32(short.clone()), &ColumnValues::F32(short.clone()));
+    let wide = ColumnValues::F64(short.iter().map(|&x| f64::from(x)).collect());
+    assert_ranges(&trunc, &ColumnValues::F32(short), &wide);
+    let quant = ColumnSpec::new(T::Real32Quant, 7, Some((0.0, 127.0))).unwrap();
+    let grid: Vec<f32> = (0..n).map(|i| ((i * 45) % 128) as f32).collect();
+    assert_ranges(&quant, &ColumnValues::F32(grid.clone()), &ColumnValues::F32(grid.clone()));
+    assert_ranges(
+        &quant,
+        &ColumnValues::F32(grid.clone()),
+        &ColumnValues::F64(grid.iter().map(|&x| f64::from(x)).collect()),
+    );
+    // Offsets: delta-encoded split pages start from the sum before the range.
+    let ends: Vec<u64> = (0..n as u64)
+        .scan(0, |acc, i| {
+            *acc += i * i % 11;
+            Some(*acc)
+        })
+        .collect();
+    for ct in [T::Index32, T::Index64, T::SplitIndex32, T::SplitIndex64] {
+        same(ct, ColumnValues::Index(ends.clone()));
+    }
+    let high: Vec<u64> = ends.iter().map(|e| e + 4_294_967_000).collect();
+    same(T::SplitIndex32, ColumnValues::Index(high.iter().map(|&e| e.min(u64::from(u32::MAX))).collect()));
+    same(T::SplitIndex64, ColumnValues::Index(high.iter().map(|e| e << 20).collect()));
+    same(
+        T::Switch,
+        ColumnValues::Switch {
+            index: (0..n as u64).map(|i| i * 5).collect(),
+            tag: (0..n as u32).map(|i| i % 3).collect(),
+        },
+    );
+}

@@ -4,14 +4,15 @@
 //! Buffers become Arrow buffers as they are (no copy): numbers, bytes and
 //! offsets (the index buffer is turned into offsets in place). Copies remain
 //! where Arrow's layout differs from the decoded one: booleans are packed
-//! into bitmaps, optional values are spread over their entries (`take`), and
-//! valueless variants get null slots appended to their first alternative.
+//! into bitmaps, optional values are spread over their entries (numbers in
+//! one pass, other types with `take`), and valueless variants get null slots
+//! appended to their first alternative.
 
 use std::sync::{Arc, Mutex};
 
 use arrow_array::types::*;
 use arrow_array::*;
-use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, UnionFields};
 use rntuple_format::column::ColumnValues;
 use rntuple_format::model::ColumnType;
@@ -336,8 +337,32 @@ fn optional(f: &FieldNode, offsets: &OffsetBuffer<i64>, values: ArrayRef) -> Res
     if let Some(union) = values.as_any().downcast_ref::<UnionArray>() {
         return optional_union(f, offsets, union);
     }
+    if let Some(spread) = spread_numbers(offsets, values.as_ref()) {
+        return Ok(spread);
+    }
     let indices: UInt64Array = offsets.windows(2).map(|w| (w[1] > w[0]).then_some(w[0] as u64)).collect();
     arrow_select::take::take(values.as_ref(), &indices, None).map_err(|e| arrow_err(f, e))
+}
+
+/// The numbers of an optional of a fixed-width type, each moved to its entry
+/// (an entry without a value gets a null slot), in one pass: no index array
+/// and no `take`. None for other types and for values with nulls of their own.
+fn spread_numbers(offsets: &OffsetBuffer<i64>, values: &dyn Array) -> Option<ArrayRef> {
+    fn spread<T: ArrowPrimitiveType>(offsets: &OffsetBuffer<i64>, values: &PrimitiveArray<T>) -> ArrayRef {
+        let src = values.values();
+        let at = |w: &[i64]| (w[1] > w[0]).then(|| src.get(w[0] as usize).copied()).flatten();
+        let spread: Vec<T::Native> = offsets.windows(2).map(|w| at(w).unwrap_or_default()).collect();
+        let valid = BooleanBuffer::collect_bool(spread.len(), |i| offsets[i + 1] > offsets[i]);
+        let arr = PrimitiveArray::<T>::new(ScalarBuffer::from(spread), Some(NullBuffer::new(valid)));
+        Arc::new(arr.with_data_type(values.data_type().clone()))
+    }
+    if values.null_count() > 0 {
+        return None;
+    }
+    downcast_primitive_array!(
+        values => Some(spread(offsets, values)),
+        _ => None
+    )
 }
 
 /// An optional variant: a union has no validity of its own, so an entry

@@ -5,10 +5,16 @@
 //! One page goes through: checksum (xxh3-64 of the stored bytes, spec "Page
 //! Locations"), decompression into a per-thread scratch buffer (skipped for
 //! pages stored uncompressed), and decoding from there into the output
-//! window. Only pages cut by the entry range, and columns read into another
-//! in-memory type than their own, take a detour through a temporary buffer.
+//! window (for a page cut by the entry range, only its elements in the
+//! range). Only columns read into another in-memory type than their own
+//! take a detour through a temporary buffer.
 
-use rntuple_format::column::{can_decode_into, decode_page, decode_page_into, ColumnSlice, ColumnSpec, ColumnValues};
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, Mutex};
+
+use rntuple_format::column::{
+    can_decode_into, decode_page, decode_page_range_into, ColumnSlice, ColumnSpec, ColumnValues,
+};
 use rntuple_format::compression::{guard_expansion, Decompressor};
 use rntuple_format::model::PageDescriptor;
 use rntuple_format::{Error, Location, Result};
@@ -123,13 +129,22 @@ pub(crate) fn fill(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: 
             check_piece(src, &job.proto, p)?;
         }
     }
-    for job in jobs.iter_mut() {
-        let len = usize::try_from(job.len).map_err(|_| Error::WouldOverAllocate {
-            requested: job.len,
-            limit: usize::MAX as u64,
-            location: Location::new("column buffer", None),
-        })?;
-        job.sink = job.proto.zeros_like(len);
+    let lens = jobs
+        .iter()
+        .map(|job| {
+            usize::try_from(job.len).map_err(|_| Error::WouldOverAllocate {
+                requested: job.len,
+                limit: usize::MAX as u64,
+                location: Location::new("column buffer", None),
+            })
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    // Zeroed on the decoding threads: the allocator clears reused memory
+    // (and the first touch maps fresh pages), work that is serial otherwise.
+    let protos = jobs.iter().zip(lens).map(|(job, len)| (job.proto.clone(), len)).collect();
+    let sinks = pool.map_init(protos, || (), |_, (proto, len): (ColumnValues, usize)| proto.zeros_like(len));
+    for (job, sink) in jobs.iter_mut().zip(sinks) {
+        job.sink = sink;
     }
     // 2. Carve the buffers into page windows.
     let mut tasks = Vec::new();
@@ -294,10 +309,7 @@ fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> 
 /// back and forth between the two, so at most two batches of compressed
 /// bytes are held at a time and no buffer is allocated twice.
 fn run(src: &PageSource, batches: &[Batch], per_batch: Vec<Vec<PageTask>>, pool: &Pool, verify: bool) -> Result<()> {
-    let decode = |tasks: Vec<PageTask>, batch: &Batch, fetched: &Fetched| {
-        pool.try_for_each_init(tasks, || (), |_, t| with_scratch(|s| decode_task(t, batch, fetched, s, verify)))
-    };
-    let result = run_batches(src, batches, per_batch, pool, decode);
+    let result = run_batches(src, batches, per_batch, pool, verify);
     // Big pages leave big scratch buffers behind: do not keep them.
     let trim = || {
         with_scratch(|s| {
@@ -315,18 +327,23 @@ fn run(src: &PageSource, batches: &[Batch], per_batch: Vec<Vec<PageTask>>, pool:
 }
 
 /// [`run`] without the clean-up.
-fn run_batches<'t>(
+fn run_batches(
     src: &PageSource,
     batches: &[Batch],
-    per_batch: Vec<Vec<PageTask<'t>>>,
+    per_batch: Vec<Vec<PageTask<'_>>>,
     pool: &Pool,
-    decode: impl Fn(Vec<PageTask<'t>>, &Batch, &Fetched) -> Result<()>,
+    verify: bool,
 ) -> Result<()> {
+    // Batch buffers as large as the largest batch from the start: one that
+    // grew would be allocated (and its pages mapped) twice.
+    let largest = batches.iter().map(|b| b.range_bytes).max().unwrap_or(0);
+    let buffer = || Fetched::with_capacity(largest);
     if !pool.is_parallel() || batches.len() < 2 {
-        let mut fetched = Fetched::default();
+        let mut fetched = buffer()?;
         for (batch, tasks) in batches.iter().zip(per_batch) {
             fetch(&src.file, src.max_key_size, batch, &src.io, &mut fetched)?;
-            decode(tasks, batch, &fetched)?;
+            let decode = |_: &mut (), t| with_scratch(|s| decode_task(t, batch, &fetched, s, verify));
+            pool.try_for_each_init(tasks, || (), decode)?;
         }
         return Ok(());
     }
@@ -334,7 +351,7 @@ fn run_batches<'t>(
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<Fetched>>(2);
         let (free_tx, free_rx) = std::sync::mpsc::sync_channel::<Fetched>(2);
         for _ in 0..2 {
-            free_tx.send(Fetched::default()).map_err(|_| prefetch_stopped())?;
+            free_tx.send(buffer()?).map_err(|_| prefetch_stopped())?;
         }
         std::thread::Builder::new()
             .name("rntuple-prefetch".into())
@@ -350,14 +367,60 @@ fn run_batches<'t>(
                 }
             })
             .map_err(|e| Error::io("starting the prefetch thread", e))?;
-        for (batch, tasks) in batches.iter().zip(per_batch) {
-            let fetched = full_rx.recv().map_err(|_| prefetch_stopped())??;
-            decode(tasks, batch, &fetched)?;
-            // The prefetch thread may have finished: then the buffer is not needed.
-            let _ = free_tx.send(fetched);
+        // The pages of a batch go to the pool as soon as it arrives, without
+        // waiting for the previous batch's last pages (no thread idles at the
+        // end of a batch). A batch's buffer goes back to the prefetch thread
+        // when its last page is decoded. The error reported is the first in
+        // read order, as when decoding on one thread.
+        let first: Mutex<Option<((usize, usize), Error)>> = Mutex::new(None);
+        let failed = |order: (usize, usize), e: Error| {
+            let mut first = first.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if first.as_ref().is_none_or(|(o, _)| order < *o) {
+                *first = Some((order, e));
+            }
+        };
+        let mut unfetched = None;
+        pool.in_place_scope(|scope| {
+            for (b, (batch, tasks)) in batches.iter().zip(per_batch).enumerate() {
+                let fetched = match full_rx.recv() {
+                    Ok(Ok(fetched)) => Arc::new(fetched),
+                    Ok(Err(e)) => {
+                        unfetched = Some(e);
+                        break;
+                    }
+                    Err(_) => {
+                        unfetched = Some(prefetch_stopped());
+                        break;
+                    }
+                };
+                for (k, t) in tasks.into_iter().enumerate() {
+                    let (fetched, free_tx, failed) = (fetched.clone(), free_tx.clone(), &failed);
+                    scope.spawn(move |_| {
+                        if let Err(e) = with_scratch(|s| decode_task(t, batch, &fetched, s, verify)) {
+                            failed((b, k), e);
+                        }
+                        give_back(fetched, &free_tx);
+                    });
+                }
+                give_back(fetched, &free_tx);
+            }
+        });
+        // A page that failed comes before the batch that could not be fetched.
+        let first = first.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match (first, unfetched) {
+            (Some((_, e)), _) | (None, Some(e)) => Err(e),
+            (None, None) => Ok(()),
         }
-        Ok(())
     })
+}
+
+/// Hands a batch buffer back to the prefetch thread once nothing uses it
+/// any more (the last of its pages decoded).
+fn give_back(fetched: Arc<Fetched>, free: &SyncSender<Fetched>) {
+    if let Some(fetched) = Arc::into_inner(fetched) {
+        // The prefetch thread may have finished: then the buffer is not needed.
+        let _ = free.send(fetched);
+    }
 }
 
 fn prefetch_stopped() -> Error {
@@ -376,10 +439,11 @@ fn decode_task(t: PageTask, batch: &Batch, fetched: &Fetched, s: &mut Scratch, v
     })?;
     let mut checks = Checks::Stop { verify_checksums: verify };
     let page = unseal_page(stored, &t.sealed, t.unpacked, &mut checks, &location, &mut s.decompressor, &mut s.page)?;
-    if t.direct && t.from == 0 && t.dest.len() == t.count {
-        return decode_page_into(&t.spec, page, t.dest).map_err(|e| e.within(&what()));
+    if t.direct {
+        // The page's part in the window (all of it unless cut by the range).
+        return decode_page_range_into(&t.spec, page, t.count, t.from, t.dest).map_err(|e| e.within(&what()));
     }
-    // A page cut by the range, or a conversion: decode whole, then copy.
+    // A conversion into another in-memory type: decode whole, then copy.
     let wide =
         matches!(t.dest, ColumnSlice::F64(_)) && can_decode_into(t.spec.column_type, &ColumnValues::F64(Vec::new()));
     let proto = if wide { ColumnValues::F64(Vec::new()) } else { ColumnValues::for_column(t.spec.column_type)? };

@@ -176,6 +176,12 @@ pub(crate) struct Fetched {
 }
 
 impl Fetched {
+    /// Empty answers with a buffer for batches of up to `bytes` range bytes.
+    pub(crate) fn with_capacity(bytes: u64) -> Result<Self> {
+        // Fresh zeroed memory, mapped lazily (the reads write every byte).
+        Ok(Fetched { buf: vec![0u8; batch_len(bytes)?], split: Vec::new() })
+    }
+
     /// `len` bytes of an extent placed at `p` in `batch`.
     pub(crate) fn bytes(&self, batch: &Batch, p: Placement, len: u64) -> Option<&[u8]> {
         let (answer, start) = match *batch.requests.get(p.request)? {
@@ -264,6 +270,15 @@ pub(crate) fn plan_requests(
     Ok((batches, placed))
 }
 
+/// The buffer length of a batch of `bytes` range bytes.
+fn batch_len(bytes: u64) -> Result<usize> {
+    usize::try_from(bytes).map_err(|_| Error::WouldOverAllocate {
+        requested: bytes,
+        limit: usize::MAX as u64,
+        location: Location::new("page batch", None),
+    })
+}
+
 /// Fetches the requests of a batch into `into` (whose buffer is reused):
 /// the ranges in one vectored call, split payloads one by one.
 pub(crate) fn fetch(
@@ -281,14 +296,9 @@ pub(crate) fn fetch(
             Request::Split { .. } => None,
         })
         .collect();
-    let total = usize::try_from(batch.range_bytes).map_err(|_| Error::WouldOverAllocate {
-        requested: batch.range_bytes,
-        limit: usize::MAX as u64,
-        location: Location::new("page batch", None),
-    })?;
+    let total = batch_len(batch.range_bytes)?;
     if into.buf.len() < total {
-        // Fresh zeroed memory, mapped lazily (the read writes every byte).
-        into.buf = vec![0u8; total];
+        *into = Fetched::with_capacity(batch.range_bytes)?;
     }
     let mut requests = ranges.len() as u64;
     let mut bytes = batch.range_bytes;

@@ -105,6 +105,16 @@ impl Pool {
         }
     }
 
+    /// Runs `f` on the calling thread with a scope whose spawned work runs
+    /// on the pool (on rayon's global pool when sequential: callers spawn
+    /// only on parallel pools), and returns once all of it is done.
+    pub(crate) fn in_place_scope<'s, R>(&self, f: impl FnOnce(&rayon::Scope<'s>) -> R) -> R {
+        match self {
+            Pool::Own(p) => p.in_place_scope(f),
+            _ => rayon::in_place_scope(f),
+        }
+    }
+
     /// Like [`Pool::map_init`] for fallible work without results: the error
     /// of the first failing item in item order (sequential runs stop there).
     pub(crate) fn try_for_each_init<T, S, I, F>(&self, items: Vec<T>, init: I, f: F) -> Result<()>

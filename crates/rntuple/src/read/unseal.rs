@@ -73,11 +73,12 @@ pub fn unseal_page<'a>(
     if size == unpacked {
         return Ok(data);
     }
-    let n = guard_expansion(size, unpacked, &location())?;
+    let here = location();
+    let n = guard_expansion(size, unpacked, &here)?;
     if buf.len() < n {
         buf.resize(n, 0);
     }
-    decompressor.decompress_into(data, &mut buf[..n], &location())?;
+    decompressor.decompress_into(data, &mut buf[..n], &here)?;
     Ok(&buf[..n])
 }
 
