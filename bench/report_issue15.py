@@ -60,10 +60,14 @@ def _speed_rows(t: Targets, bench, g: dict, cores: int | None) -> None:
             )
         if reads:
             one = _wall(g, "read", wl, r1, "ours-rust")
+            # The reader's own time: the benchmark's checksum pass over the values (inside the
+            # timed section, to compare with ROOT's loop over its views) is not the reader's work,
+            # and decompression alone touches no value either.
+            check = _wall(g, "read", wl, r1, "ours-rust", "checksum_wall")
             t.at_most(
-                "read all columns, 1 thread: time vs decompression alone",
+                "read all columns, 1 thread: time vs decompression alone (without the benchmark's checksum pass)",
                 wl,
-                _div(one, _limit(g, wl, 505, 1, "decompress_wall")),
+                _div(None if one is None else one - (check or 0.0), _limit(g, wl, 505, 1, "decompress_wall")),
                 1.15,
             )
             t.at_least(
