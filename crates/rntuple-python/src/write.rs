@@ -457,6 +457,7 @@ pub(crate) fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult
             "page_buffer_budget" => o.page_buffer_budget = v.extract()?,
             "page_checksums" => o.page_checksums = v.extract()?,
             "same_page_merging" => o.same_page_merging = v.extract()?,
+            "group_pages_by_column" => o.group_pages_by_column = v.extract()?,
             "cluster_group_size" => o.cluster_group_size = v.extract()?,
             "description" => o.description = v.extract()?,
             "index32" => o.index32 = v.extract()?,

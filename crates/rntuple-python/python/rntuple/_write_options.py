@@ -26,7 +26,7 @@ _SIZE_OPTIONS = (
     "page_buffer_budget",
     "memory_budget",
 )
-_BOOL_OPTIONS = ("page_checksums", "same_page_merging", "index32")
+_BOOL_OPTIONS = ("page_checksums", "same_page_merging", "group_pages_by_column", "index32")
 _INT_OPTIONS = ("cluster_group_size", "compression_threads")
 _OPTIONS = (*_SIZE_OPTIONS, *_BOOL_OPTIONS, *_INT_OPTIONS, "description", "compression", "compression_level")
 

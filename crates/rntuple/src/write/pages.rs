@@ -20,9 +20,14 @@
 //! Results are applied in batch order, so the bytes written do not depend on
 //! the number of threads.
 //!
+//! Compressed pages are streamed (`ready`): handed to the writer in blobs
+//! as they are applied, to be written before their cluster is committed;
+//! or, for fill contexts and with `group_pages_by_column`, held per column
+//! until the cluster ends.
+//!
 //! Every byte the buffers hold is counted (see `budget`): the buffers at
 //! their capacity, queued pages with room for their checksum, compressed
-//! pages until their cluster is written.
+//! pages until they are handed out to be written.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,6 +39,9 @@ use super::budget::{MemoryUse, Shares};
 use super::options::WriteOptions;
 use super::plan::ColumnPlan;
 use super::pool::{seal_page, Done, Encoded, Pool};
+
+mod ready;
+pub(crate) use ready::Blob;
 
 /// A page ready to be written.
 #[derive(Debug, Clone)]
@@ -142,8 +150,11 @@ pub(crate) struct Columns {
     /// The compression threads besides this one, started with the first
     /// batch (none with one thread or when pages are not compressed).
     pool: Option<Pool>,
-    /// Bytes of the compressed pages of the open cluster, until written.
+    /// Bytes of the compressed pages of the open cluster not yet handed out.
     sealed_bytes: u64,
+    /// Streaming: compressed pages go to the file in blobs as they come
+    /// (`ready`); else they are held per column until the cluster ends.
+    ready: Option<ready::Ready>,
     high_water: u64,
     /// Largest page and largest initial page of any column, in bytes.
     max_page_bytes: u64,
@@ -175,6 +186,7 @@ impl Columns {
             next_apply: 0,
             pool: None,
             sealed_bytes: 0,
+            ready: None,
             high_water: 0,
             max_page_bytes: 0,
             max_initial_bytes: 0,
@@ -516,7 +528,10 @@ impl Columns {
         while let Some(done) = self.arrived.remove(&self.next_apply) {
             self.next_apply += 1;
             for (col, page) in done.pages {
-                self.cols[col].sealed.push(page?);
+                match &mut self.ready {
+                    Some(ready) => ready.push(col, page?),
+                    None => self.cols[col].sealed.push(page?),
+                }
             }
         }
         Ok(())

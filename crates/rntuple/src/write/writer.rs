@@ -27,6 +27,7 @@ use crate::attributes::PendingSets;
 
 mod commit;
 mod extend;
+mod stream;
 #[cfg(test)]
 pub(crate) use commit::footer_envelope;
 
@@ -87,6 +88,10 @@ pub struct RNTupleWriter<'f> {
     /// and after each [`RNTupleWriter::add_fields`] that added some (a fill
     /// context accepts batches of each, see `extend`).
     schema_versions: Vec<usize>,
+    /// The pages of the open cluster written so far, when pages are
+    /// streamed ([`WriteOptions::group_pages_by_column`] off; never in a
+    /// fill context, whose pages are written by its parallel writer).
+    open: Option<stream::OpenCluster>,
 }
 
 /// The header envelope as written, and how much of the schema it holds (the
@@ -187,6 +192,7 @@ impl RNTupleWriter<'static> {
             attribute_sets: PendingSets::default(),
             journal: true,
             schema_versions: m.schema_versions.clone(),
+            open: None,
         })
     }
 
@@ -245,7 +251,11 @@ impl<'f> RNTupleWriter<'f> {
         let base = name.rsplit_once('/').map_or(name, |(_, b)| b);
         check_name(base, "RNTuple", name)?;
         let plan = Plan::new(schema, overrides, &options)?;
-        let columns = Columns::new(&plan.columns, &options)?;
+        let mut columns = Columns::new(&plan.columns, &options)?;
+        let open = (!options.group_pages_by_column).then(|| {
+            columns.stream_pages();
+            stream::OpenCluster::default()
+        });
         let filler = Filler { columns, counts: vec![0; plan.schema.fields.len()] };
         let scale = if options.compressed() { 2 } else { 1 };
         let unzipped_estimate = options.approx_zipped_cluster_size.saturating_mul(scale);
@@ -270,6 +280,7 @@ impl<'f> RNTupleWriter<'f> {
             attribute_sets: PendingSets::default(),
             journal: true,
             schema_versions,
+            open,
         })
     }
 
@@ -471,7 +482,8 @@ impl<'f> RNTupleWriter<'f> {
             // pages are sure to fit (`budget`).
             let mem_room = self.filler.columns.memory_room();
             let columns = &self.filler.columns;
-            let stop = |b: Bytes| b.packed >= room || mem_room.is_some_and(|r| columns.sealed_bound(b.mem) > r);
+            let over = |b: Bytes| mem_room.is_some_and(|r| columns.sealed_bound(b.mem) > r);
+            let stop = |b: Bytes| b.packed >= room || over(b);
             // The first m in (a, n] at which to stop, if any: gallop to an
             // end past it (so that the cost follows the cluster, not the
             // batch), then bisect.
@@ -495,7 +507,7 @@ impl<'f> RNTupleWriter<'f> {
                     }
                 }
                 let bytes = self.batch_bytes(&batch, a, lo);
-                if mem_room.is_some_and(|r| self.filler.columns.sealed_bound(bytes.mem) > r) {
+                if over(bytes) {
                     // Entry lo - 1 would not fit: commit before it.
                     if lo - 1 == a {
                         if self.cluster_entries > 0 {
@@ -513,6 +525,10 @@ impl<'f> RNTupleWriter<'f> {
             };
             for (f, arr) in self.plan.fields.iter().zip(batch.columns()) {
                 self.filler.append(f, arr.as_ref(), a, m)?;
+                // Complete blobs of streamed pages go to the file now.
+                if let Some(open) = &mut self.open {
+                    write_blobs(&mut self.filler.columns, open, &mut self.sink, &self.options, false)?;
+                }
             }
             self.cluster_entries += (m - a) as u64;
             self.cluster_unzipped += bytes.packed;
@@ -542,9 +558,33 @@ impl<'f> RNTupleWriter<'f> {
         }
     }
 
+    /// Writes the pages of the open cluster that are ready (`all`: every
+    /// page, the cluster's pages are all sealed).
+    pub(super) fn write_streamed(&mut self, all: bool) -> Result<()> {
+        match &mut self.open {
+            Some(open) => write_blobs(&mut self.filler.columns, open, &mut self.sink, &self.options, all),
+            None => Ok(()),
+        }
+    }
+
     /// The bytes the writer's buffers hold now and the most they held at
     /// once ([`WriteOptions::memory_budget`]).
     pub fn memory_use(&self) -> MemoryUse {
         self.filler.columns.memory_use()
     }
+}
+
+/// Writes the complete blobs of streamed pages (`all`: and the rest).
+fn write_blobs(
+    columns: &mut Columns,
+    open: &mut stream::OpenCluster,
+    sink: &mut Sink<'_>,
+    options: &WriteOptions,
+    all: bool,
+) -> Result<()> {
+    let merge = options.same_page_merging && options.page_checksums;
+    for blob in columns.take_blobs(all) {
+        open.write(sink.get()?, blob, merge)?;
+    }
+    Ok(())
 }

@@ -237,7 +237,13 @@ fn same_page_merging_shares_locators() {
 fn pages_are_coalesced_within_the_max_key_size() {
     let batch = one("x", Float64Array::from_iter_values((0..20_000).map(|i| (i as f64).sin())), false);
     let mut sink = MemorySink::new(3000);
-    let options = WriteOptions { compression: 0, max_unzipped_page_size: 1024, ..Default::default() };
+    // The layout of grouped pages (`layout`); streamed pages go in blobs of a page or more.
+    let options = WriteOptions {
+        compression: 0,
+        max_unzipped_page_size: 1024,
+        group_pages_by_column: true,
+        ..Default::default()
+    };
     write(&mut sink, &[batch], &HashMap::new(), options);
     let (header, _, lists) = sink.read("t");
     // 1024-byte pages plus checksums: two per key of 3000 bytes.

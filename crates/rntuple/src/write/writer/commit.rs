@@ -3,6 +3,7 @@
 //! turns buffered entries into data a reader can find.
 
 use super::*;
+use rntuple_format::model::PageDescriptor;
 
 impl RNTupleWriter<'_> {
     /// Commits the entries written since the last cluster as a cluster (no-op
@@ -33,10 +34,14 @@ impl RNTupleWriter<'_> {
                     let known = columns.len();
                     columns.extend(added.into_iter().skip(known));
                 }
-                let r = main.record_cluster(&columns, entries, true);
+                let r = main.record_cluster(&columns, entries, true, None);
                 main.guard(r)?
             }
-            _ => self.record_cluster(&columns, entries, false)?,
+            _ => {
+                self.write_streamed(true)?;
+                let streamed = self.open.as_mut().map(|o| o.finish(columns.len()));
+                self.record_cluster(&columns, entries, false, streamed)?
+            }
         };
         drop(columns);
         self.filler.columns.cluster_written();
@@ -56,8 +61,15 @@ impl RNTupleWriter<'_> {
     /// Writes the pages of a cluster of `entries` entries and records it as
     /// the next cluster; returns the bytes written. `parallel`: the cluster
     /// comes from a fill context, so its entries and column elements are
-    /// numbered here, after those recorded before.
-    pub(super) fn record_cluster(&mut self, columns: &[ClusterColumn], entries: u64, parallel: bool) -> Result<u64> {
+    /// numbered here, after those recorded before. `streamed`: the pages
+    /// were written already, with these descriptors and bytes written.
+    pub(super) fn record_cluster(
+        &mut self,
+        columns: &[ClusterColumn],
+        entries: u64,
+        parallel: bool,
+        streamed: Option<(Vec<Vec<PageDescriptor>>, u64)>,
+    ) -> Result<u64> {
         if columns.len() != self.plan.columns.len() {
             return Err(Error::InvalidArgument {
                 message: format!(
@@ -68,8 +80,13 @@ impl RNTupleWriter<'_> {
                 ),
             });
         }
-        let merge = self.options.same_page_merging && self.options.page_checksums;
-        let (pages, written) = write_cluster_pages(self.sink.get()?, columns, merge)?;
+        let (pages, written) = match streamed {
+            Some(s) => s,
+            None => {
+                let merge = self.options.same_page_merging && self.options.page_checksums;
+                write_cluster_pages(self.sink.get()?, columns, merge)?
+            }
+        };
         let mut ranges = Vec::with_capacity(columns.len());
         for (i, (c, pages)) in columns.iter().zip(pages).enumerate() {
             let first_element = if parallel {
