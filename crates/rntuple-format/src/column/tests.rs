@@ -71,6 +71,44 @@ fn split_and_zigzag_layout() {
     assert!(page[3..].iter().all(|&b| b == 0));
 }
 
+/// Pages longer than a block of the split encoder (and not a multiple of
+/// it), appended after bytes already in the buffer: byte `b` of element `i`
+/// lands at `b * n + i`, after zigzag (signed) or delta (index) encoding.
+#[test]
+fn split_pages_across_blocks_append() {
+    let n = 200usize;
+    let signed: Vec<i64> = (0..n as i64).map(|i| (i - 100) * 0x0102_0304_0506).collect();
+    let offsets: Vec<u64> = (0..n as u64).map(|i| i * i).collect();
+    let reals: Vec<f32> = (0..n).map(|i| i as f32 * 1.5 - 7.0).collect();
+    let cases: [(T, ColumnValues, Vec<u64>, usize); 3] = [
+        (
+            T::SplitInt64,
+            ColumnValues::I64(signed.clone()),
+            signed.iter().map(|&x| if x >= 0 { 2 * x as u64 } else { 2 * x.unsigned_abs() - 1 }).collect(),
+            8,
+        ),
+        (
+            T::SplitIndex32,
+            ColumnValues::Index(offsets.clone()),
+            (0..n).map(|i| offsets[i] - if i == 0 { 0 } else { offsets[i - 1] }).collect(),
+            4,
+        ),
+        (T::SplitReal32, ColumnValues::F32(reals.clone()), reals.iter().map(|x| u64::from(x.to_bits())).collect(), 4),
+    ];
+    for (ct, values, encoded, size) in cases {
+        let mut out = vec![0xAA; 3];
+        encode_page_into(&spec(ct), &values, 0..n, &mut out).unwrap();
+        assert_eq!(out.len(), 3 + n * size, "{ct}");
+        assert_eq!(out[..3], [0xAA; 3]);
+        for (i, e) in encoded.iter().enumerate() {
+            for b in 0..size {
+                assert_eq!(out[3 + b * n + i], (e >> (8 * b)) as u8, "{ct}: byte {b} of element {i}");
+            }
+        }
+        assert_eq!(encode_page(&spec(ct), &values, 0..n).unwrap(), out[3..], "{ct}");
+    }
+}
+
 #[test]
 fn reals_round_trip() {
     let f32s =

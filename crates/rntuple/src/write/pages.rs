@@ -27,13 +27,13 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
-use rntuple_format::column::{encode_page, ColumnSpec, ColumnValues};
+use rntuple_format::column::{ColumnSpec, ColumnValues};
 use rntuple_format::{Error, Result};
 
 use super::budget::{MemoryUse, Shares};
 use super::options::WriteOptions;
 use super::plan::ColumnPlan;
-use super::pool::{seal_page, Done, Encoded, Pool};
+use super::pool::{Done, Filled, Pool};
 
 /// A page ready to be written.
 #[derive(Debug, Clone)]
@@ -126,8 +126,8 @@ pub(crate) struct Columns {
     allocated: u64,
     /// Columns by current page size, largest first, ties by higher id.
     order: BTreeSet<(Reverse<u64>, Reverse<usize>)>,
-    /// Encoded pages not yet handed to the pool, in sealing order.
-    queue: Vec<Encoded>,
+    /// Filled pages not yet handed to the pool, in sealing order.
+    queue: Vec<Filled>,
     /// Bytes of `queue` (capacities) and their checksums.
     pending_bytes: u64,
     /// Bytes of the batches being compressed (inputs and checksums), by batch number.
@@ -416,44 +416,47 @@ impl Columns {
         Ok(false)
     }
 
-    /// Encodes the open page of `col` and queues it for compression.
+    /// Queues the open page of `col` for encoding and compression: its
+    /// buffer is handed over as it is (no copy); the column gets a new one.
     fn seal(&mut self, col: usize) -> Result<()> {
         let c = &mut self.cols[col];
-        let n = c.values.len();
-        if n == 0 {
+        if c.values.is_empty() {
             return Ok(());
         }
         rntuple_container::write::crash_point(rntuple_container::write::CrashPoint::Compress);
-        let page = encode_page(&c.spec, &c.values, 0..n)?;
-        // The encoded page is held while the buffer is: count it first.
-        let bytes = page.capacity() as u64 + self.checksum_len();
+        let mut fresh = c.empty.clone();
+        fresh.reserve(c.initial);
+        let page = Filled { col, spec: c.spec, values: std::mem::replace(&mut c.values, fresh) };
+        // The handed-over buffer is held until its page is sealed: count it
+        // (and its checksum) before its column's buffer is counted smaller.
+        let bytes = page.held_bytes() + self.checksum_len();
         self.queued_bytes += bytes;
         self.pending_bytes += bytes;
         self.note(0);
-        let c = &mut self.cols[col];
-        c.values = c.empty.clone();
-        c.values.reserve(c.initial);
-        self.queue.push(Encoded { col, num_elements: n as u32, page });
+        self.queue.push(page);
         // Hand the batch out first: when every thread is busy this thread
-        // compresses it rather than wait for one of them.
+        // seals the oldest batch rather than wait for one of them.
         if self.pending_bytes >= self.batch_target() || self.queued_bytes > self.shares.queue_limit {
             self.dispatch()?;
         }
-        // Wait for the oldest batches while the queue's share is exceeded.
+        // While the queue's share is exceeded, seal the oldest waiting
+        // batches here (or wait for the threads' when none waits).
         while self.queued_bytes > self.shares.queue_limit && !self.in_flight.is_empty() {
             self.receive_one()?;
         }
         Ok(())
     }
 
-    /// Bytes of encoded pages handed to a thread at once: a share of the
-    /// queue small enough that every thread has a batch while the next fills.
+    /// Bytes of pages handed out at once: small enough that the threads
+    /// (this one included) share the queue in many pieces and finish
+    /// together at the end of a cluster, large enough that the small pages
+    /// at the start of a cluster travel together.
     fn batch_target(&self) -> u64 {
-        (self.shares.queue_limit / (self.threads as u64 + 1)).max(1)
+        (self.shares.queue_limit / (4 * self.threads as u64)).clamp(1, 256 << 10)
     }
 
-    /// Hands the queued pages to the pool as one batch (or seals them here
-    /// when pages are not compressed).
+    /// Hands the queued pages to the pool as one batch (without compression
+    /// threads, seals them here).
     fn dispatch(&mut self) -> Result<()> {
         if self.queue.is_empty() {
             return Ok(());
@@ -465,21 +468,15 @@ impl Columns {
         // The threads besides this one; with none (or no compression) this
         // thread seals every batch.
         let helpers = if self.compression % 100 == 0 { 0 } else { self.threads - 1 };
-        if helpers > 0 && self.pool.is_none() {
-            self.pool = Some(Pool::new(helpers, self.compression, self.checksums)?);
-        }
-        self.poll()?;
+        let pool = match &mut self.pool {
+            Some(pool) => pool,
+            empty => empty.insert(Pool::new(helpers, self.compression, self.checksums)?),
+        };
         self.in_flight.insert(seq, bytes);
-        match &self.pool {
-            // A thread is free: it compresses while this one goes on filling.
-            Some(pool) if self.in_flight.len() <= helpers => pool.submit(seq, pages),
-            // All are busy: this thread compresses the batch itself.
-            _ => {
-                let pages =
-                    pages.into_iter().map(|e| (e.col, seal_page(e, self.compression, self.checksums))).collect();
-                self.received(Done { seq, pages })
-            }
+        if let Some(done) = pool.submit(seq, pages)? {
+            self.received(done)?;
         }
+        self.poll()
     }
 
     /// Applies the batches the threads have finished, without waiting.
@@ -490,13 +487,15 @@ impl Columns {
         Ok(())
     }
 
-    /// Waits for one batch from the pool and applies what can be applied.
+    /// Seals the oldest waiting batch here, or, when none waits, waits for
+    /// one from the threads; applies what can be applied.
     fn receive_one(&mut self) -> Result<()> {
-        let done = match &self.pool {
-            Some(pool) => pool.next()?,
-            None => {
-                return Err(Error::InvalidArgument { message: "internal: no compression threads to wait for".into() })
-            }
+        let Some(pool) = self.pool.as_mut() else {
+            return Err(Error::InvalidArgument { message: "internal: no compression threads to wait for".into() });
+        };
+        let done = match pool.help()? {
+            Some(done) => done,
+            None => pool.next()?,
         };
         self.received(done)
     }
