@@ -11,12 +11,12 @@
 //! higher column id), and seals itself when that does not free enough.
 //! After sealing, a buffer restarts at the initial size.
 //!
-//! Sealed pages are queued and sealed (compressed, checksummed) in batches:
-//! with `compression_threads` N > 1, N - 1 threads (`pool`) take batches
-//! while this thread goes on filling, and this thread seals a batch itself
-//! when they are all busy; with N = 1 it seals every batch itself. The
-//! pages queued or being compressed stay within the queue's share of the
-//! budget (filling waits for a batch when the next page would exceed it).
+//! Full page buffers are queued as they are and sealed (encoded,
+//! compressed, checksummed) in batches: with `compression_threads` N > 1,
+//! N - 1 threads (`pool`) take batches while this thread goes on filling,
+//! and this thread seals the oldest waiting batch itself when the next page
+//! would exceed the queue's share of the budget (it waits for the threads
+//! only when no batch waits); with N = 1 it seals every batch itself.
 //! Results are applied in batch order, so the bytes written do not depend on
 //! the number of threads.
 //!
@@ -33,7 +33,7 @@ use rntuple_format::{Error, Result};
 use super::budget::{MemoryUse, Shares};
 use super::options::WriteOptions;
 use super::plan::ColumnPlan;
-use super::pool::{Done, Filled, Pool};
+use super::pool::{scratch_bound, Done, Filled, Pool};
 
 /// A page ready to be written.
 #[derive(Debug, Clone)]
@@ -144,6 +144,8 @@ pub(crate) struct Columns {
     pool: Option<Pool>,
     /// Bytes of the compressed pages of the open cluster, until written.
     sealed_bytes: u64,
+    /// Bytes of each sealer's scratch buffers (see `pool`), by sealer.
+    scratch: BTreeMap<usize, u64>,
     high_water: u64,
     /// Largest page and largest initial page of any column, in bytes.
     max_page_bytes: u64,
@@ -175,6 +177,7 @@ impl Columns {
             next_apply: 0,
             pool: None,
             sealed_bytes: 0,
+            scratch: BTreeMap::new(),
             high_water: 0,
             max_page_bytes: 0,
             max_initial_bytes: 0,
@@ -253,7 +256,7 @@ impl Columns {
     }
 
     fn held(&self) -> u64 {
-        self.allocated + self.queued_bytes + self.sealed_bytes
+        self.allocated + self.queued_bytes + self.sealed_bytes + self.scratch.values().sum::<u64>()
     }
 
     /// Bytes held now and at most.
@@ -264,13 +267,14 @@ impl Columns {
     /// The bytes the buffers may need beyond those of compressed pages
     /// however entries are appended: the page buffers' share, the queue
     /// (a full queue and the page that overfills it, each with checksum,
-    /// before and after compression), one page being encoded, and the
-    /// initial pages reserved again when a cluster ends.
+    /// before and after compression), the sealers' scratch buffers (or,
+    /// uncompressed, one page being encoded), and the initial pages reserved
+    /// again when a cluster ends.
     fn reserve(&self) -> u64 {
         let queue = self.shares.queue_limit + self.max_page_bytes + 8;
         self.shares.page_buffers
             + 2 * queue
-            + self.max_page_bytes
+            + self.scratch_bound()
             + self.cols.len() as u64 * (self.max_initial_bytes + 8)
     }
 
@@ -504,6 +508,7 @@ impl Columns {
     /// appended to their columns in batch order, then queue order.
     fn received(&mut self, done: Done) -> Result<()> {
         let input = self.in_flight.remove(&done.seq).unwrap_or(0);
+        self.scratch.insert(done.sealer, done.scratch);
         let out: u64 = done.pages.iter().map(|(_, p)| p.as_ref().map_or(0, |p| p.bytes.capacity() as u64)).sum();
         // Counted as if every input in flight was held until its output
         // exists, and the other batches' outputs were as large as their inputs.
@@ -529,6 +534,15 @@ impl Columns {
         }
         debug_assert!(self.arrived.is_empty() && self.queued_bytes == 0);
         Ok(())
+    }
+
+    /// At most how many bytes the sealers' scratch buffers hold (each
+    /// thread has its own); uncompressed, one page being encoded.
+    fn scratch_bound(&self) -> u64 {
+        if self.compression % 100 == 0 {
+            return self.max_page_bytes;
+        }
+        self.threads as u64 * scratch_bound(self.max_page_bytes)
     }
 
     fn checksum_len(&self) -> u64 {

@@ -16,8 +16,8 @@
 //! Each thread (the filling thread included) keeps two scratch buffers, for
 //! the encoded page and for its compressed form, reused for every page: a
 //! fresh buffer per page costs page faults comparable to the codec's work.
-//! They grow to the largest page and are part of the threads' working
-//! memory, as the codecs' contexts are.
+//! They grow to the largest page; each batch's result says how many bytes
+//! they hold, which the memory budget counts.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -77,12 +77,25 @@ struct Job {
 pub(crate) struct Done {
     pub seq: u64,
     pub pages: Vec<(usize, Result<SealedPage>)>,
+    /// Which sealer sealed it (0: the filling thread, `i + 1`: thread `i`),
+    /// and the bytes its scratch buffers hold afterwards.
+    pub sealer: usize,
+    pub scratch: u64,
+}
+
+/// At most how many bytes one sealer's scratch buffers hold when no page
+/// holds more than `max_page` bytes: the encoded page (reserved exactly)
+/// and its compressed form (the codec's worst case, at most twice over
+/// after a buffer grows).
+pub(crate) fn scratch_bound(max_page: u64) -> u64 {
+    max_page + 2 * (max_page + max_page / 64 + 4096)
 }
 
 /// What one thread seals with: the compression setting, whether pages get
 /// checksums, and the thread's scratch buffers.
 #[derive(Debug, Default)]
 pub(crate) struct Sealer {
+    id: usize,
     compression: u32,
     checksums: bool,
     encoded: Vec<u8>,
@@ -90,8 +103,8 @@ pub(crate) struct Sealer {
 }
 
 impl Sealer {
-    pub fn new(compression: u32, checksums: bool) -> Self {
-        Sealer { compression, checksums, ..Default::default() }
+    pub fn new(id: usize, compression: u32, checksums: bool) -> Self {
+        Sealer { id, compression, checksums, ..Default::default() }
     }
 
     /// Encodes, compresses (ROOT `compression` setting) and checksums one page.
@@ -106,6 +119,8 @@ impl Sealer {
             bytes
         } else {
             self.encoded.clear();
+            // Exactly: the scratch buffer is counted in the memory budget.
+            self.encoded.reserve_exact(page.spec.packed_size(num_elements as u64) as usize);
             encode_page_into(&page.spec, &page.values, 0..num_elements, &mut self.encoded)?;
             drop(page.values);
             let stored = if compress_into(&self.encoded, self.compression, &mut self.compressed)? {
@@ -141,7 +156,8 @@ impl Sealer {
                 .map(|c| (c, Err(Error::InvalidArgument { message: "a compression thread panicked".into() })))
                 .collect()
         });
-        Done { seq, pages }
+        let scratch = (self.encoded.capacity() + self.compressed.capacity()) as u64;
+        Done { seq, pages, sealer: self.id, scratch }
     }
 }
 
@@ -212,7 +228,7 @@ impl Pool {
             let handle = std::thread::Builder::new()
                 .name(format!("rntuple-compress-{i}"))
                 .spawn(move || {
-                    let mut sealer = Sealer::new(compression, checksums);
+                    let mut sealer = Sealer::new(i + 1, compression, checksums);
                     // The lock is held only while taking a batch, never
                     // while sealing, so it cannot be poisoned by a panic there.
                     while let Some(Job { seq, pages }) = shared.wait() {
@@ -228,7 +244,7 @@ impl Pool {
             shared,
             results,
             workers,
-            here: Sealer::new(compression, checksums),
+            here: Sealer::new(0, compression, checksums),
             #[cfg(test)]
             sealed_here: 0,
         })
