@@ -171,12 +171,32 @@ fn transpose8x8(mut x: [u64; 8]) -> [u64; 8] {
 
 /// Byte-splits `values` (each `stored_size` low bytes of `T`) onto `out`.
 pub(crate) fn split<T: Elem>(values: &[T], stored_size: usize, out: &mut Vec<u8>) {
+    debug_assert_eq!(stored_size, T::SIZE);
+    split_map(values, |x| x, out);
+}
+
+/// Byte-splits `map(v)` of every `v` in `values` (in order) onto `out`
+/// (spec "Split (only)": all first bytes, then all second bytes, ...): the
+/// zigzag and delta encodings of split columns are applied on the way, a
+/// block at a time, without a temporary page.
+#[inline]
+pub(crate) fn split_map<T: Copy, U: Elem>(values: &[T], mut map: impl FnMut(T) -> U, out: &mut Vec<u8>) {
     let n = values.len();
     let start = out.len();
-    out.resize(start + n * stored_size, 0);
-    for (b, plane) in out[start..].chunks_exact_mut(n.max(1)).enumerate() {
-        for (p, v) in plane.iter_mut().zip(values) {
-            *p = v.byte(b);
+    out.resize(start + n * U::SIZE, 0);
+    let planes = &mut out[start..];
+    let mut block = [U::default(); BLOCK];
+    for (k, chunk) in values.chunks(BLOCK).enumerate() {
+        let block = &mut block[..chunk.len()];
+        for (b, &v) in block.iter_mut().zip(chunk) {
+            *b = map(v);
+        }
+        let at = k * BLOCK;
+        for i in 0..U::SIZE {
+            let plane = &mut planes[i * n + at..i * n + at + block.len()];
+            for (p, b) in plane.iter_mut().zip(block.iter()) {
+                *p = b.byte(i);
+            }
         }
     }
 }

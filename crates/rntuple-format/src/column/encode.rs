@@ -21,83 +21,97 @@ fn invalid(message: String) -> Error {
 /// not implement it). Index32 offsets must fit in 32 bits; Real32Quant
 /// values must lie in the value range (ROOT refuses them too).
 pub fn encode_page(spec: &ColumnSpec, values: &ColumnValues, range: std::ops::Range<usize>) -> Result<Vec<u8>> {
+    let size = spec.packed_size(range.len() as u64);
+    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    encode_page_into(spec, values, range, &mut out)?;
+    Ok(out)
+}
+
+/// As [`encode_page`], appending the page to `out`: a writer that encodes
+/// many pages reuses one buffer rather than set up a new one per page. On
+/// error, `out` may hold part of the page.
+pub fn encode_page_into(
+    spec: &ColumnSpec,
+    values: &ColumnValues,
+    range: std::ops::Range<usize>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     if range.start > range.end || range.end > values.len() {
         return Err(invalid(format!("range {range:?} out of bounds of {} values", values.len())));
     }
     let n = range.len();
     let size = spec.packed_size(n as u64);
-    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    let first = out.len();
+    out.reserve(usize::try_from(size).unwrap_or(0));
     use ColumnType as T;
     use ColumnValues as V;
     match (spec.column_type, values) {
-        (T::Bit, V::Bool(v)) => pack_bools(&v[range], &mut out),
+        (T::Bit, V::Bool(v)) => pack_bools(&v[range], out),
         (T::Byte | T::Char | T::UInt8, V::U8(v)) => out.extend_from_slice(&v[range]),
         (T::Int8, V::I8(v)) => out.extend(v[range].iter().map(|&x| x as u8)),
-        (T::Int16, V::I16(v)) => plain(&v[range], &mut out),
-        (T::UInt16, V::U16(v)) => plain(&v[range], &mut out),
-        (T::Int32, V::I32(v)) => plain(&v[range], &mut out),
-        (T::UInt32, V::U32(v)) => plain(&v[range], &mut out),
-        (T::Int64, V::I64(v)) => plain(&v[range], &mut out),
-        (T::UInt64, V::U64(v)) => plain(&v[range], &mut out),
-        (T::SplitInt16, V::I16(v)) => {
-            let z: Vec<u16> = v[range].iter().map(|&x| zigzag_encode16(x)).collect();
-            split(&z, 2, &mut out);
-        }
-        (T::SplitInt32, V::I32(v)) => {
-            let z: Vec<u32> = v[range].iter().map(|&x| zigzag_encode32(x)).collect();
-            split(&z, 4, &mut out);
-        }
-        (T::SplitInt64, V::I64(v)) => {
-            let z: Vec<u64> = v[range].iter().map(|&x| zigzag_encode64(x)).collect();
-            split(&z, 8, &mut out);
-        }
-        (T::SplitUInt16, V::U16(v)) => split(&v[range], 2, &mut out),
-        (T::SplitUInt32, V::U32(v)) => split(&v[range], 4, &mut out),
-        (T::SplitUInt64, V::U64(v)) => split(&v[range], 8, &mut out),
-        (T::Real64, V::F64(v)) => plain(&v[range], &mut out),
-        (T::SplitReal64, V::F64(v)) => split(&v[range], 8, &mut out),
+        (T::Int16, V::I16(v)) => plain(&v[range], out),
+        (T::UInt16, V::U16(v)) => plain(&v[range], out),
+        (T::Int32, V::I32(v)) => plain(&v[range], out),
+        (T::UInt32, V::U32(v)) => plain(&v[range], out),
+        (T::Int64, V::I64(v)) => plain(&v[range], out),
+        (T::UInt64, V::U64(v)) => plain(&v[range], out),
+        (T::SplitInt16, V::I16(v)) => split_map(&v[range], zigzag_encode16, out),
+        (T::SplitInt32, V::I32(v)) => split_map(&v[range], zigzag_encode32, out),
+        (T::SplitInt64, V::I64(v)) => split_map(&v[range], zigzag_encode64, out),
+        (T::SplitUInt16, V::U16(v)) => split(&v[range], 2, out),
+        (T::SplitUInt32, V::U32(v)) => split(&v[range], 4, out),
+        (T::SplitUInt64, V::U64(v)) => split(&v[range], 8, out),
+        (T::Real64, V::F64(v)) => plain(&v[range], out),
+        (T::SplitReal64, V::F64(v)) => split(&v[range], 8, out),
         (T::SplitReal16, _) => {
             return Err(Error::unsupported(
                 "writing SplitReal16 columns (not implemented by ROOT)",
                 Location::new("page encoding", None),
             ))
         }
-        (T::Real32Quant, V::F32(v)) => quantize(spec, v[range].iter().map(|&x| f64::from(x)), &mut out)?,
-        (T::Real32Quant, V::F64(v)) => quantize(spec, v[range].iter().copied(), &mut out)?,
+        (T::Real32Quant, V::F32(v)) => quantize(spec, v[range].iter().map(|&x| f64::from(x)), out)?,
+        (T::Real32Quant, V::F64(v)) => quantize(spec, v[range].iter().copied(), out)?,
         (ct @ (T::Real16 | T::Real32 | T::SplitReal32 | T::Real32Trunc), V::F32(v)) => {
-            encode_f32(ct, spec, &v[range], &mut out)
+            encode_f32(ct, spec, &v[range], out)
         }
         (ct @ (T::Real16 | T::Real32 | T::SplitReal32 | T::Real32Trunc), V::F64(v)) => {
             let f: Vec<f32> = v[range].iter().map(|&x| x as f32).collect();
-            encode_f32(ct, spec, &f, &mut out)
+            encode_f32(ct, spec, &f, out)
         }
         (T::Index32, V::Index(v)) => {
             for &x in &v[range] {
-                plain(&[narrow32(x)?], &mut out);
+                plain(&[narrow32(x)?], out);
             }
         }
-        (T::Index64, V::Index(v)) => plain(&v[range], &mut out),
+        (T::Index64, V::Index(v)) => plain(&v[range], out),
         (T::SplitIndex32, V::Index(v)) => {
-            let mut prev = 0u32;
-            let mut d = Vec::with_capacity(n);
-            for &x in &v[range] {
-                let x = narrow32(x)?;
-                d.push(x.wrapping_sub(prev));
-                prev = x;
+            let v = &v[range];
+            if let Some(&x) = v.iter().find(|&&x| x > u64::from(u32::MAX)) {
+                narrow32(x)?;
             }
-            split(&d, 4, &mut out);
-        }
-        (T::SplitIndex64, V::Index(v)) => {
-            let mut prev = 0u64;
-            let d: Vec<u64> = v[range]
-                .iter()
-                .map(|&x| {
+            let mut prev = 0u32;
+            split_map(
+                v,
+                |x| {
+                    let x = x as u32; // fits: checked above
                     let delta = x.wrapping_sub(prev);
                     prev = x;
                     delta
-                })
-                .collect();
-            split(&d, 8, &mut out);
+                },
+                out,
+            );
+        }
+        (T::SplitIndex64, V::Index(v)) => {
+            let mut prev = 0u64;
+            split_map(
+                &v[range],
+                |x| {
+                    let delta = x.wrapping_sub(prev);
+                    prev = x;
+                    delta
+                },
+                out,
+            );
         }
         (T::Switch, V::Switch { index, tag }) => {
             if index.len() != tag.len() {
@@ -112,8 +126,8 @@ pub fn encode_page(spec: &ColumnSpec, values: &ColumnValues, range: std::ops::Ra
             return Err(invalid(format!("cannot encode {} values as a {ct} column", values.kind())));
         }
     }
-    debug_assert_eq!(out.len() as u64, size);
-    Ok(out)
+    debug_assert_eq!((out.len() - first) as u64, size);
+    Ok(())
 }
 
 fn plain<T: Elem>(v: &[T], out: &mut Vec<u8>) {

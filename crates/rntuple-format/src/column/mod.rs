@@ -15,7 +15,7 @@ mod encode;
 mod slice;
 
 pub use decode::{can_decode_into, decode_page, decode_page_into, decode_page_range_into};
-pub use encode::encode_page;
+pub use encode::{encode_page, encode_page_into};
 pub use slice::ColumnSlice;
 
 use crate::error::{Error, Location, Result};

@@ -71,6 +71,144 @@ fn split_and_zigzag_layout() {
     assert!(page[3..].iter().all(|&b| b == 0));
 }
 
+/// Pages longer than a block of the split encoder (and not a multiple of
+/// it), appended after bytes already in the buffer: byte `b` of element `i`
+/// lands at `b * n + i`, after zigzag (signed) or delta (index) encoding.
+#[test]
+fn split_pages_across_blocks_append() {
+    let n = 200usize;
+    let signed: Vec<i64> = (0..n as i64).map(|i| (i - 100) * 0x0102_0304_0506).collect();
+    let offsets: Vec<u64> = (0..n as u64).map(|i| i * i).collect();
+    let reals: Vec<f32> = (0..n).map(|i| i as f32 * 1.5 - 7.0).collect();
+    let cases: [(T, ColumnValues, Vec<u64>, usize); 3] = [
+        (
+            T::SplitInt64,
+            ColumnValues::I64(signed.clone()),
+            signed.iter().map(|&x| if x >= 0 { 2 * x as u64 } else { 2 * x.unsigned_abs() - 1 }).collect(),
+            8,
+        ),
+        (
+            T::SplitIndex32,
+            ColumnValues::Index(offsets.clone()),
+            (0..n).map(|i| offsets[i] - if i == 0 { 0 } else { offsets[i - 1] }).collect(),
+            4,
+        ),
+        (T::SplitReal32, ColumnValues::F32(reals.clone()), reals.iter().map(|x| u64::from(x.to_bits())).collect(), 4),
+    ];
+    for (ct, values, encoded, size) in cases {
+        let mut out = vec![0xAA; 3];
+        encode_page_into(&spec(ct), &values, 0..n, &mut out).unwrap();
+        assert_eq!(out.len(), 3 + n * size, "{ct}");
+        assert_eq!(out[..3], [0xAA; 3]);
+        for (i, e) in encoded.iter().enumerate() {
+            for b in 0..size {
+                assert_eq!(out[3 + b * n + i], (e >> (8 * b)) as u8, "{ct}: byte {b} of element {i}");
+            }
+        }
+        assert_eq!(encode_page(&spec(ct), &values, 0..n).unwrap(), out[3..], "{ct}");
+    }
+}
+
+/// Every split encoding, pages of ragged sizes around the split encoder's
+/// block (64 elements) taken from inside a longer column, appended after
+/// bytes already in the buffer: byte `b` of element `i` lands at
+/// `b * n + i`, after zigzag (signed), delta (index, from 0 at the page's
+/// start) or f64-to-f32 (reals) encoding; `encode_page` gives the same page.
+#[test]
+fn every_split_encoding_on_ragged_pages() {
+    let total = 400usize;
+    let raw = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let zz = |x: i64| ((x << 1) ^ (x >> 63)) as u64;
+    let offsets: Vec<u64> = (0..total as u64).map(|i| i * i + 3 * i).collect();
+    let f64s: Vec<f64> = (0..total).map(|i| (raw(i) >> 40) as f64 * 0.37 - 1e5).collect();
+    type Expect = Box<dyn Fn(std::ops::Range<usize>) -> Vec<u64>>;
+    let o = offsets.clone();
+    let f = f64s.clone();
+    let cases: Vec<(T, ColumnValues, usize, Expect)> = vec![
+        (
+            T::SplitInt16,
+            ColumnValues::I16((0..total).map(|i| raw(i) as i16).collect()),
+            2,
+            Box::new(move |r| r.map(|i| zz(i64::from(raw(i) as i16)) & 0xFFFF).collect()),
+        ),
+        (
+            T::SplitInt32,
+            ColumnValues::I32((0..total).map(|i| raw(i) as i32).collect()),
+            4,
+            Box::new(move |r| r.map(|i| zz(i64::from(raw(i) as i32)) & 0xFFFF_FFFF).collect()),
+        ),
+        (
+            T::SplitInt64,
+            ColumnValues::I64((0..total).map(|i| raw(i) as i64).collect()),
+            8,
+            Box::new(move |r| r.map(|i| zz(raw(i) as i64)).collect()),
+        ),
+        (
+            T::SplitUInt16,
+            ColumnValues::U16((0..total).map(|i| raw(i) as u16).collect()),
+            2,
+            Box::new(move |r| r.map(|i| raw(i) & 0xFFFF).collect()),
+        ),
+        (
+            T::SplitUInt32,
+            ColumnValues::U32((0..total).map(|i| raw(i) as u32).collect()),
+            4,
+            Box::new(move |r| r.map(|i| raw(i) & 0xFFFF_FFFF).collect()),
+        ),
+        (T::SplitUInt64, ColumnValues::U64((0..total).map(raw).collect()), 8, Box::new(move |r| r.map(raw).collect())),
+        (
+            T::SplitReal64,
+            ColumnValues::F64(f64s.clone()),
+            8,
+            Box::new({
+                let f = f.clone();
+                move |r| r.map(|i| f[i].to_bits()).collect()
+            }),
+        ),
+        (
+            T::SplitReal32,
+            ColumnValues::F64(f64s.clone()),
+            4,
+            Box::new(move |r| r.map(|i| u64::from((f[i] as f32).to_bits())).collect()),
+        ),
+        (
+            T::SplitIndex32,
+            ColumnValues::Index(offsets.clone()),
+            4,
+            Box::new({
+                let o = o.clone();
+                move |r: std::ops::Range<usize>| {
+                    let s = r.start;
+                    r.map(|i| o[i] - if i == s { 0 } else { o[i - 1] }).collect()
+                }
+            }),
+        ),
+        (
+            T::SplitIndex64,
+            ColumnValues::Index(offsets.clone()),
+            8,
+            Box::new(move |r: std::ops::Range<usize>| {
+                let s = r.start;
+                r.map(|i| o[i] - if i == s { 0 } else { o[i - 1] }).collect()
+            }),
+        ),
+    ];
+    for (ct, values, size, expect) in &cases {
+        for (start, n) in [(0, 0), (5, 1), (0, 63), (7, 64), (1, 65), (100, 127), (3, 129), (0, 400)] {
+            let mut out = vec![0xAA; 5];
+            encode_page_into(&spec(*ct), values, start..start + n, &mut out).unwrap();
+            assert_eq!(out.len(), 5 + n * size, "{ct}, {n} values");
+            assert_eq!(out[..5], [0xAA; 5], "{ct}");
+            for (i, e) in expect(start..start + n).iter().enumerate() {
+                for b in 0..*size {
+                    assert_eq!(out[5 + b * n + i], (e >> (8 * b)) as u8, "{ct}, {n} values: byte {b} of element {i}");
+                }
+            }
+            assert_eq!(encode_page(&spec(*ct), values, start..start + n).unwrap(), out[5..], "{ct}, {n} values");
+        }
+    }
+}
+
 #[test]
 fn reals_round_trip() {
     let f32s =

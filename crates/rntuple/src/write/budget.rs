@@ -3,7 +3,8 @@
 //!
 //! Bytes held are the page buffers (at their capacity, in ROOT's in-memory
 //! element sizes), the encoded pages waiting for compression (plus room for
-//! their checksums), and the compressed pages of the open cluster. A budget
+//! their checksums), the compression threads' scratch buffers, and the
+//! compressed pages of the open cluster. A budget
 //! `B` gives
 //!
 //! * the page buffers at most `B / 4` (or `page_buffer_budget` if smaller):

@@ -11,12 +11,12 @@
 //! higher column id), and seals itself when that does not free enough.
 //! After sealing, a buffer restarts at the initial size.
 //!
-//! Sealed pages are queued and sealed (compressed, checksummed) in batches:
-//! with `compression_threads` N > 1, N - 1 threads (`pool`) take batches
-//! while this thread goes on filling, and this thread seals a batch itself
-//! when they are all busy; with N = 1 it seals every batch itself. The
-//! pages queued or being compressed stay within the queue's share of the
-//! budget (filling waits for a batch when the next page would exceed it).
+//! Full page buffers are queued as they are and sealed (encoded,
+//! compressed, checksummed) in batches: with `compression_threads` N > 1,
+//! N - 1 threads (`pool`) take batches while this thread goes on filling,
+//! and this thread seals the oldest waiting batch itself when the next page
+//! would exceed the queue's share of the budget (it waits for the threads
+//! only when no batch waits); with N = 1 it seals every batch itself.
 //! Results are applied in batch order, so the bytes written do not depend on
 //! the number of threads.
 //!
@@ -32,13 +32,13 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
-use rntuple_format::column::{encode_page, ColumnSpec, ColumnValues};
+use rntuple_format::column::{ColumnSpec, ColumnValues};
 use rntuple_format::{Error, Result};
 
 use super::budget::{MemoryUse, Shares};
 use super::options::WriteOptions;
 use super::plan::ColumnPlan;
-use super::pool::{seal_page, Done, Encoded, Pool};
+use super::pool::{scratch_bound, Done, Filled, Pool};
 
 mod ready;
 pub(crate) use ready::Blob;
@@ -134,8 +134,8 @@ pub(crate) struct Columns {
     allocated: u64,
     /// Columns by current page size, largest first, ties by higher id.
     order: BTreeSet<(Reverse<u64>, Reverse<usize>)>,
-    /// Encoded pages not yet handed to the pool, in sealing order.
-    queue: Vec<Encoded>,
+    /// Filled pages not yet handed to the pool, in sealing order.
+    queue: Vec<Filled>,
     /// Bytes of `queue` (capacities) and their checksums.
     pending_bytes: u64,
     /// Bytes of the batches being compressed (inputs and checksums), by batch number.
@@ -155,6 +155,8 @@ pub(crate) struct Columns {
     /// Streaming: compressed pages go to the file in blobs as they come
     /// (`ready`); else they are held per column until the cluster ends.
     ready: Option<ready::Ready>,
+    /// Bytes of each sealer's scratch buffers (see `pool`), by sealer.
+    scratch: BTreeMap<usize, u64>,
     high_water: u64,
     /// Largest page and largest initial page of any column, in bytes.
     max_page_bytes: u64,
@@ -187,6 +189,7 @@ impl Columns {
             pool: None,
             sealed_bytes: 0,
             ready: None,
+            scratch: BTreeMap::new(),
             high_water: 0,
             max_page_bytes: 0,
             max_initial_bytes: 0,
@@ -265,7 +268,7 @@ impl Columns {
     }
 
     fn held(&self) -> u64 {
-        self.allocated + self.queued_bytes + self.sealed_bytes
+        self.allocated + self.queued_bytes + self.sealed_bytes + self.scratch.values().sum::<u64>()
     }
 
     /// Bytes held now and at most.
@@ -276,13 +279,14 @@ impl Columns {
     /// The bytes the buffers may need beyond those of compressed pages
     /// however entries are appended: the page buffers' share, the queue
     /// (a full queue and the page that overfills it, each with checksum,
-    /// before and after compression), one page being encoded, and the
-    /// initial pages reserved again when a cluster ends.
+    /// before and after compression), the sealers' scratch buffers (or,
+    /// uncompressed, one page being encoded), and the initial pages reserved
+    /// again when a cluster ends.
     fn reserve(&self) -> u64 {
         let queue = self.shares.queue_limit + self.max_page_bytes + 8;
         self.shares.page_buffers
             + 2 * queue
-            + self.max_page_bytes
+            + self.scratch_bound()
             + self.cols.len() as u64 * (self.max_initial_bytes + 8)
     }
 
@@ -428,44 +432,47 @@ impl Columns {
         Ok(false)
     }
 
-    /// Encodes the open page of `col` and queues it for compression.
+    /// Queues the open page of `col` for encoding and compression: its
+    /// buffer is handed over as it is (no copy); the column gets a new one.
     fn seal(&mut self, col: usize) -> Result<()> {
         let c = &mut self.cols[col];
-        let n = c.values.len();
-        if n == 0 {
+        if c.values.is_empty() {
             return Ok(());
         }
         rntuple_container::write::crash_point(rntuple_container::write::CrashPoint::Compress);
-        let page = encode_page(&c.spec, &c.values, 0..n)?;
-        // The encoded page is held while the buffer is: count it first.
-        let bytes = page.capacity() as u64 + self.checksum_len();
+        let mut fresh = c.empty.clone();
+        fresh.reserve(c.initial);
+        let page = Filled { col, spec: c.spec, values: std::mem::replace(&mut c.values, fresh) };
+        // The handed-over buffer is held until its page is sealed: count it
+        // (and its checksum) before its column's buffer is counted smaller.
+        let bytes = page.held_bytes() + self.checksum_len();
         self.queued_bytes += bytes;
         self.pending_bytes += bytes;
         self.note(0);
-        let c = &mut self.cols[col];
-        c.values = c.empty.clone();
-        c.values.reserve(c.initial);
-        self.queue.push(Encoded { col, num_elements: n as u32, page });
+        self.queue.push(page);
         // Hand the batch out first: when every thread is busy this thread
-        // compresses it rather than wait for one of them.
+        // seals the oldest batch rather than wait for one of them.
         if self.pending_bytes >= self.batch_target() || self.queued_bytes > self.shares.queue_limit {
             self.dispatch()?;
         }
-        // Wait for the oldest batches while the queue's share is exceeded.
+        // While the queue's share is exceeded, seal the oldest waiting
+        // batches here (or wait for the threads' when none waits).
         while self.queued_bytes > self.shares.queue_limit && !self.in_flight.is_empty() {
             self.receive_one()?;
         }
         Ok(())
     }
 
-    /// Bytes of encoded pages handed to a thread at once: a share of the
-    /// queue small enough that every thread has a batch while the next fills.
+    /// Bytes of pages handed out at once: small enough that the threads
+    /// (this one included) share the queue in many pieces and finish
+    /// together at the end of a cluster, large enough that the small pages
+    /// at the start of a cluster travel together.
     fn batch_target(&self) -> u64 {
-        (self.shares.queue_limit / (self.threads as u64 + 1)).max(1)
+        (self.shares.queue_limit / (4 * self.threads as u64)).clamp(1, 256 << 10)
     }
 
-    /// Hands the queued pages to the pool as one batch (or seals them here
-    /// when pages are not compressed).
+    /// Hands the queued pages to the pool as one batch (without compression
+    /// threads, seals them here).
     fn dispatch(&mut self) -> Result<()> {
         if self.queue.is_empty() {
             return Ok(());
@@ -477,21 +484,15 @@ impl Columns {
         // The threads besides this one; with none (or no compression) this
         // thread seals every batch.
         let helpers = if self.compression % 100 == 0 { 0 } else { self.threads - 1 };
-        if helpers > 0 && self.pool.is_none() {
-            self.pool = Some(Pool::new(helpers, self.compression, self.checksums)?);
-        }
-        self.poll()?;
+        let pool = match &mut self.pool {
+            Some(pool) => pool,
+            empty => empty.insert(Pool::new(helpers, self.compression, self.checksums)?),
+        };
         self.in_flight.insert(seq, bytes);
-        match &self.pool {
-            // A thread is free: it compresses while this one goes on filling.
-            Some(pool) if self.in_flight.len() <= helpers => pool.submit(seq, pages),
-            // All are busy: this thread compresses the batch itself.
-            _ => {
-                let pages =
-                    pages.into_iter().map(|e| (e.col, seal_page(e, self.compression, self.checksums))).collect();
-                self.received(Done { seq, pages })
-            }
+        if let Some(done) = pool.submit(seq, pages)? {
+            self.received(done)?;
         }
+        self.poll()
     }
 
     /// Applies the batches the threads have finished, without waiting.
@@ -502,13 +503,15 @@ impl Columns {
         Ok(())
     }
 
-    /// Waits for one batch from the pool and applies what can be applied.
+    /// Seals the oldest waiting batch here, or, when none waits, waits for
+    /// one from the threads; applies what can be applied.
     fn receive_one(&mut self) -> Result<()> {
-        let done = match &self.pool {
-            Some(pool) => pool.next()?,
-            None => {
-                return Err(Error::InvalidArgument { message: "internal: no compression threads to wait for".into() })
-            }
+        let Some(pool) = self.pool.as_mut() else {
+            return Err(Error::InvalidArgument { message: "internal: no compression threads to wait for".into() });
+        };
+        let done = match pool.help()? {
+            Some(done) => done,
+            None => pool.next()?,
         };
         self.received(done)
     }
@@ -517,6 +520,7 @@ impl Columns {
     /// appended to their columns in batch order, then queue order.
     fn received(&mut self, done: Done) -> Result<()> {
         let input = self.in_flight.remove(&done.seq).unwrap_or(0);
+        self.scratch.insert(done.sealer, done.scratch);
         let out: u64 = done.pages.iter().map(|(_, p)| p.as_ref().map_or(0, |p| p.bytes.capacity() as u64)).sum();
         // Counted as if every input in flight was held until its output
         // exists, and the other batches' outputs were as large as their inputs.
@@ -545,6 +549,15 @@ impl Columns {
         }
         debug_assert!(self.arrived.is_empty() && self.queued_bytes == 0);
         Ok(())
+    }
+
+    /// At most how many bytes the sealers' scratch buffers hold (each
+    /// thread has its own); uncompressed, one page being encoded.
+    fn scratch_bound(&self) -> u64 {
+        if self.compression % 100 == 0 {
+            return self.max_page_bytes;
+        }
+        self.threads as u64 * scratch_bound(self.max_page_bytes)
     }
 
     fn checksum_len(&self) -> u64 {
