@@ -42,9 +42,10 @@ profile() {  # profile <name> <command...>
   {
     echo "# $name: $*" | sed "s#$W/#<cache>/#g; s#$CACHE/bench/inputs/#<inputs>/#g; s#$TARGET/release/##g"
     echo "# perf record -e cpu-clock -F 999 --call-graph dwarf; self time by thread, then by symbol"
-    perf report -i "$W/$name.perf" --no-children --sort comm --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | head -5
+    # (`head` closes the pipe early: the pipelines' status is not the report's)
+    perf report -i "$W/$name.perf" --no-children --sort comm --stdio -g none 2>/dev/null | grep -E '^ +[0-9.]+%' | head -5 || true
     echo
-    perf report -i "$W/$name.perf" --no-children --sort sym --stdio -g none 2>/dev/null | grep -E '^ +[0-9.]+%' | head -30
+    perf report -i "$W/$name.perf" --no-children --sort sym --stdio -g none 2>/dev/null | grep -E '^ +[0-9.]+%' | head -30 || true
   } >"$OUT/$name.txt"
   # perf script exits non-zero on some unwinding warnings; the stacks it printed are still good
   (perf script --no-inline -i "$W/$name.perf" 2>/dev/null || true) | inferno-collapse-perf >"$W/$name.folded"

@@ -197,7 +197,14 @@ def _div(a: float | None, b: float | None) -> float | None:
 
 
 def _pct(x: float) -> str:
+    if x < 0.001:
+        return f"{x * 100:.3f}%"
     return f"{x * 100:.1f}%" if x < 0.1 else f"{x * 100:.0f}%"
+
+
+def _val(value: float, bound: float) -> str:
+    """``value`` with two decimals, or four within 1% of ``bound`` (where two could not tell them apart)."""
+    return f"{value:.4f}" if value != bound and abs(value - bound) < 0.01 * abs(bound) else f"{value:.2f}"
 
 
 class Targets:
@@ -208,21 +215,19 @@ class Targets:
         if value is None:
             self.rows.append([what, where, "–", f"≥ {need:g}{unit}", "not measured"])
             return
-        status = (
-            "**met**" if value >= need else f"missed by {_pct(need / value - 1)} ({value:.2f}{unit} of {need:g}{unit})"
-        )
-        self.rows.append([what, where, f"{value:.2f}{unit}", f"≥ {need:g}{unit}", status])
+        v = _val(value, need)
+        status = "**met**" if value >= need else f"missed by {_pct(need / value - 1)} ({v}{unit} of {need:g}{unit})"
+        self.rows.append([what, where, f"{v}{unit}", f"≥ {need:g}{unit}", status])
 
     def at_most(self, what: str, where: str, value: float | None, limit: float, unit: str = "×") -> None:
         if value is None:
             self.rows.append([what, where, "–", f"≤ {limit:g}{unit}", "not measured"])
             return
+        v = _val(value, limit)
         status = (
-            "**met**"
-            if value <= limit
-            else f"missed by {_pct(value / limit - 1)} ({value:.2f}{unit}, limit {limit:g}{unit})"
+            "**met**" if value <= limit else f"missed by {_pct(value / limit - 1)} ({v}{unit}, limit {limit:g}{unit})"
         )
-        self.rows.append([what, where, f"{value:.2f}{unit}", f"≤ {limit:g}{unit}", status])
+        self.rows.append([what, where, f"{v}{unit}", f"≤ {limit:g}{unit}", status])
 
 
 def _get(g: dict, case: str, wl: str, config: dict, comp: str) -> Stats | None:
