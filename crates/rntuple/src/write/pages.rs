@@ -40,7 +40,9 @@ use super::options::WriteOptions;
 use super::plan::ColumnPlan;
 use super::pool::{scratch_bound, Done, Filled, Pool};
 
+mod element;
 mod ready;
+pub(crate) use element::Element;
 pub(crate) use ready::Blob;
 
 /// A page ready to be written.
@@ -56,38 +58,6 @@ pub(crate) struct SealedPage {
     pub packed_size: u64,
     pub checksum: Option<u64>,
 }
-
-/// Elements that can be appended to a column's values.
-pub(crate) trait Element: Copy {
-    fn extend(values: &mut ColumnValues, s: &[Self]) -> bool;
-}
-
-macro_rules! element {
-    ($t:ty, $($var:ident)|+) => {
-        impl Element for $t {
-            fn extend(values: &mut ColumnValues, s: &[Self]) -> bool {
-                match values {
-                    $(ColumnValues::$var(d) => {
-                        d.extend_from_slice(s);
-                        true
-                    })+
-                    _ => false,
-                }
-            }
-        }
-    };
-}
-element!(bool, Bool);
-element!(i8, I8);
-element!(u8, U8);
-element!(i16, I16);
-element!(u16, U16);
-element!(i32, I32);
-element!(u32, U32);
-element!(i64, I64);
-element!(u64, U64 | Index);
-element!(f32, F32);
-element!(f64, F64);
 
 /// The open page and the sealed pages of the current cluster of one column.
 #[derive(Debug)]
