@@ -285,3 +285,37 @@ fn a_corrupt_page_of_an_attribute_set_is_reported_under_the_set() {
     assert_eq!(p.cluster, Some(0));
     assert_eq!(p.column, Some(0));
 }
+
+#[test]
+fn pages_split_over_keys_pass() {
+    // Pages of 4 KiB (uncompressed) under keys of at most 1000 bytes: each page
+    // is split over keys and its first key, written after its other chunks,
+    // may end the page data; the last page's chunks lie before its offset.
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    use rntuple::container::write::{FileWriter, WriterOptions};
+    use rntuple::{RNTupleWriter, WriteOptions};
+
+    let v: ArrayRef = Arc::new(Float64Array::from((0..5_000).map(|i| f64::from(i).sin()).collect::<Vec<_>>()));
+    let b =
+        RecordBatch::try_new(Arc::new(Schema::new(vec![Field::new("v", DataType::Float64, false)])), vec![v]).unwrap();
+    for group in [false, true] {
+        let path = scratch(&format!("split-pages-{group}.root"));
+        let mut file = FileWriter::create(&path, WriterOptions { max_key_size: 1000, ..Default::default() }).unwrap();
+        let options = WriteOptions {
+            compression: 0,
+            max_unzipped_page_size: 4096,
+            group_pages_by_column: group,
+            ..Default::default()
+        };
+        let mut w = RNTupleWriter::new(&mut file, "t", &b.schema(), &HashMap::new(), options).unwrap();
+        w.write_batch(&b).unwrap();
+        w.close().unwrap();
+        file.finish().unwrap();
+        let r = verify(&path);
+        assert!(r.is_ok() && r.num_pages >= 10, "{group}: {} pages, {:#?}", r.num_pages, r.problems);
+    }
+}

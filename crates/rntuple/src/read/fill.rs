@@ -288,9 +288,15 @@ fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> 
         let what = || format!("page {index} of column {} in cluster {}", p.column, p.cluster.id);
         let stored = stored_size(page);
         let file_size = src.file.size();
-        if page.locator.offset.checked_add(stored).is_none_or(|end| end > file_size) {
+        // A page split over keys (stored bytes over the anchor's maximum key
+        // size) starts with a first key of max_key_size bytes; its other chunks
+        // are where that key says, before it as often as not (ROOT writes the
+        // first key last), and the chunk reader checks each of them.
+        let split = src.file.payload_is_split(page.locator.offset, stored, src.max_key_size)?;
+        let contiguous = if split { src.max_key_size } else { stored };
+        if page.locator.offset.checked_add(contiguous).is_none_or(|end| end > file_size) {
             return Err(Error::Truncated {
-                needed: page.locator.offset.saturating_add(stored),
+                needed: page.locator.offset.saturating_add(contiguous),
                 available: file_size,
                 location: Location::new(
                     format!("{} ({stored} stored bytes past the end of the file)", what()),

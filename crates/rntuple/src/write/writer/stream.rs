@@ -238,4 +238,26 @@ mod tests {
         assert!((merged.len() as f64) < 0.7 * unmerged.len() as f64, "{} vs {}", merged.len(), unmerged.len());
         assert!((merged.len() as f64 - grouped.len() as f64).abs() < 0.05 * grouped.len() as f64);
     }
+
+    #[test]
+    fn pages_larger_than_a_key_are_split_and_read_back() {
+        // Pages of 4 KiB (uncompressed) and keys of at most 1000 bytes: every
+        // page is split over keys, its first key written last (after the
+        // other chunks), and the last page's first key ends the pages.
+        let v: ArrayRef = Arc::new(Float64Array::from((0..5_000).map(|i| (i as f64).sin()).collect::<Vec<_>>()));
+        let schema = Schema::new(vec![Field::new("v", DataType::Float64, false)]);
+        let b = RecordBatch::try_new(Arc::new(schema), vec![v]).unwrap();
+        for group in [false, true] {
+            for compression in [0, 505] {
+                let options = WriteOptions {
+                    compression,
+                    max_unzipped_page_size: 4096,
+                    group_pages_by_column: group,
+                    ..Default::default()
+                };
+                let keys = WriterOptions { max_key_size: 1000, ..Default::default() };
+                write_keys(&format!("big-pages-{group}-{compression}.root"), &b, options, keys);
+            }
+        }
+    }
 }
