@@ -180,9 +180,8 @@ impl RootFile {
         let trimmed = path.strip_prefix('/').unwrap_or(path);
         let (trimmed, cycle) = match trimmed.rsplit_once(';') {
             Some((p, c)) if !c.contains('/') => {
-                let cycle = c.parse::<i16>().map_err(|_| Error::InvalidArgument {
-                    message: format!("bad cycle '{c}' in object path '{path}'"),
-                })?;
+                let cycle =
+                    c.parse::<i16>().map_err(|_| Error::invalid(format!("bad cycle '{c}' in object path '{path}'")))?;
                 (p, Some(cycle))
             }
             _ => (trimmed, None),
@@ -190,7 +189,7 @@ impl RootFile {
         let mut parts: Vec<&str> = trimmed.split('/').collect();
         let name = parts.pop().unwrap_or_default();
         if name.is_empty() || parts.iter().any(|p| p.is_empty()) {
-            return Err(Error::InvalidArgument { message: format!("bad object path '{path}'") });
+            return Err(Error::invalid(format!("bad object path '{path}'")));
         }
         let mut dir = self.top.clone();
         let mut dir_path = String::new();
@@ -223,9 +222,7 @@ impl RootFile {
     /// The anchor stored in `key`.
     pub fn anchor_of(&self, key: &KeyInfo) -> Result<Anchor> {
         if !key.is_rntuple() {
-            return Err(Error::InvalidArgument {
-                message: format!("'{}' is a {}, not a ROOT::RNTuple", key.path, key.class_name),
-            });
+            return Err(Error::invalid(format!("'{}' is a {}, not a ROOT::RNTuple", key.path, key.class_name)));
         }
         let bytes = self.read_object(key)?;
         let location = Location::new(format!("RNTuple anchor '{}'", key.path), Some(key.payload_offset()));

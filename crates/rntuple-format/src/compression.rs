@@ -234,11 +234,9 @@ pub fn compress_into(src: &[u8], settings: u32, out: &mut Vec<u8>) -> Result<boo
         ALGORITHM_GLOBAL => ALGORITHM_ZLIB, // ROOT's R__ZipMode default
         ALGORITHM_ZLIB | ALGORITHM_LZMA | ALGORITHM_LZ4 | ALGORITHM_ZSTD => algorithm,
         ALGORITHM_OLD => {
-            return Err(Error::InvalidArgument {
-                message: "compression algorithm 3 (ROOT's historic deflate) cannot be written".into(),
-            })
+            return Err(Error::invalid("compression algorithm 3 (ROOT's historic deflate) cannot be written"))
         }
-        other => return Err(Error::InvalidArgument { message: format!("unknown compression algorithm {other}") }),
+        other => return Err(Error::invalid(format!("unknown compression algorithm {other}"))),
     };
     let chunks = src.len().div_ceil(COMPRESSION_MAX_CHUNK);
     if algorithm == ALGORITHM_ZSTD {
@@ -296,9 +294,8 @@ thread_local! {
 /// it (`compress_bound`), with this thread's context.
 fn zstd_into(out: &mut Vec<u8>, chunk: &[u8], level: i32) -> Result<()> {
     ZSTD_CONTEXT.with(|cell| {
-        let mut slot = cell
-            .try_borrow_mut()
-            .map_err(|_| Error::InvalidArgument { message: "internal: zstd compression context re-entered".into() })?;
+        let mut slot =
+            cell.try_borrow_mut().map_err(|_| Error::internal("zstd compression context re-entered"))?;
         let ctx = match slot.as_mut() {
             Some(c) => {
                 c.set_compression_level(level).map_err(|e| Error::io("zstd compression", e))?;

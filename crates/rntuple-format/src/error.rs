@@ -64,9 +64,20 @@ pub enum Error {
     #[error("not found: {what}")]
     NotFound { what: String },
 
-    /// Wrong arguments from the caller.
+    /// Wrong arguments from the caller. Build it with [`Error::invalid`].
     #[error("invalid argument: {message}")]
     InvalidArgument { message: String },
+
+    /// An object used in a state that does not allow it: a writer that
+    /// failed earlier, was closed, or a file already finished. Build it with
+    /// [`Error::state`].
+    #[error("wrong state: {message}")]
+    State { message: String },
+
+    /// A broken invariant of this implementation (a bug, not bad input):
+    /// reported instead of a panic. Build it with [`Error::internal`].
+    #[error("internal error (please report it): {message}")]
+    Internal { message: String },
 
     /// An I/O error of the underlying storage.
     #[error("I/O error reading {context}: {source}")]
@@ -81,6 +92,18 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// Wrong arguments from the caller ([`Error::InvalidArgument`]).
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::InvalidArgument { message: message.into() }
+    }
+    /// An object used in a state that does not allow it ([`Error::State`]).
+    pub fn state(message: impl Into<String>) -> Self {
+        Error::State { message: message.into() }
+    }
+    /// A broken invariant of this implementation ([`Error::Internal`]).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::Internal { message: message.into() }
+    }
     pub fn out_of_spec(message: impl Into<String>, location: Location) -> Self {
         Error::OutOfSpec { message: message.into(), location }
     }

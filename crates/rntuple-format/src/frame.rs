@@ -287,9 +287,8 @@ impl Writer {
     }
     /// A string (32-bit length, then bytes). Fails beyond 4 GiB.
     pub fn string(&mut self, s: &str) -> Result<()> {
-        let len = u32::try_from(s.len()).map_err(|_| Error::InvalidArgument {
-            message: format!("string of {} bytes exceeds the 4 GiB limit", s.len()),
-        })?;
+        let len = u32::try_from(s.len())
+            .map_err(|_| Error::invalid(format!("string of {} bytes exceeds the 4 GiB limit", s.len())))?;
         self.u32(len);
         self.bytes(s.as_bytes());
         Ok(())
@@ -302,9 +301,8 @@ impl Writer {
     }
     /// Opens a list frame of `count` items; close it with [`Writer::end_frame`].
     pub fn begin_list(&mut self, count: usize) -> Result<OpenFrame> {
-        let count = u32::try_from(count).map_err(|_| Error::InvalidArgument {
-            message: format!("list of {count} items exceeds the 2^32 limit of a list frame"),
-        })?;
+        let count = u32::try_from(count)
+            .map_err(|_| Error::invalid(format!("list of {count} items exceeds the 2^32 limit of a list frame")))?;
         let start = self.buf.len();
         self.i64(0);
         self.u32(count);

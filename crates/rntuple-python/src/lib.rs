@@ -39,7 +39,7 @@ fn to_py(e: Error) -> PyErr {
         Error::WouldOverAllocate { .. } => AllocationError::new_err(msg),
         Error::Decompression { .. } => DecompressionError::new_err(msg),
         Error::NotFound { .. } => PyKeyError::new_err(msg),
-        Error::InvalidArgument { .. } => PyValueError::new_err(msg),
+        Error::InvalidArgument { .. } | Error::State { .. } => PyValueError::new_err(msg),
         Error::Io { source, .. } => match source.kind() {
             std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
             std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),

@@ -54,7 +54,7 @@ fn write_error(py: Python<'_>, msg: String) -> PyErr {
 pub(crate) fn to_py_write(py: Python<'_>, e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
-        Error::InvalidArgument { .. } => write_error(py, msg),
+        Error::InvalidArgument { .. } | Error::State { .. } => write_error(py, msg),
         Error::Unsupported { .. } => UnsupportedError::new_err(msg),
         Error::Io { source, .. } => match source.kind() {
             std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),

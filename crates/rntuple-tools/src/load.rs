@@ -44,9 +44,7 @@ pub fn resolve_name(root: &RootFile, file: &str, name: Option<&str>) -> Result<S
     match names.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(Error::NotFound { what: format!("RNTuple in {file} (the file holds none)") }),
-        many => Err(Error::InvalidArgument {
-            message: format!("{file} holds several RNTuples ({}); name one", many.join(", ")),
-        }),
+        many => Err(Error::invalid(format!("{file} holds several RNTuples ({}); name one", many.join(", ")))),
     }
 }
 

@@ -121,7 +121,7 @@ impl CachedStorage {
         match fs::read(&key_path) {
             Ok(stored) if stored == key_text.as_bytes() => {}
             // Two keys with one hash: this object is not cached at all.
-            Ok(_) => return Err(Error::InvalidArgument { message: format!("cache key collision for {url}") }),
+            Ok(_) => return Err(Error::invalid(format!("cache key collision for {url}"))),
             Err(_) => write_atomically(&entries, &key_path, key_text.as_bytes()).map_err(|e| io("key of", e))?,
         }
         Ok(Self {

@@ -131,9 +131,7 @@ fn check_ranges_into(ranges: &[(u64, usize)], size: u64, out_len: usize) -> Resu
         total = total.saturating_add(len);
     }
     if total != out_len {
-        return Err(Error::InvalidArgument {
-            message: format!("vectored read of {total} bytes into a buffer of {out_len} bytes"),
-        });
+        return Err(Error::invalid(format!("vectored read of {total} bytes into a buffer of {out_len} bytes")));
     }
     Ok(())
 }

@@ -56,14 +56,11 @@ impl StorageUrl {
             p
         } else {
             let host = rest.split('/').next().unwrap_or_default();
-            return Err(Error::InvalidArgument {
-                message: format!("{location}: a file:// URL names a local file, not one on host '{host}'"),
-            });
+            return Err(Error::invalid(format!(
+                "{location}: a file:// URL names a local file, not one on host '{host}'"
+            )));
         };
-        Ok(StorageUrl::Local(
-            percent_decode(path)
-                .map_err(|message| Error::InvalidArgument { message: format!("{location}: {message}") })?,
-        ))
+        Ok(StorageUrl::Local(percent_decode(path).map_err(|message| Error::invalid(format!("{location}: {message}")))?))
     }
 }
 

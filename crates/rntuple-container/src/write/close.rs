@@ -287,11 +287,11 @@ impl Emitter {
 }
 
 fn fits_u32(v: u64, what: &str) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::InvalidArgument { message: format!("{what} of {v} bytes is too large") })
+    u32::try_from(v).map_err(|_| Error::invalid(format!("{what} of {v} bytes is too large")))
 }
 
 fn internal(what: &str) -> Error {
-    Error::InvalidArgument { message: format!("internal error of the file writer: {what}") }
+    Error::invalid(format!("internal error of the file writer: {what}"))
 }
 
 /// The `TNamed` part of the `TFile` record: name and title.

@@ -100,13 +100,11 @@ impl FileWriter {
         options.validate()?;
         let path = name.as_ref().to_path_buf();
         if !sink.is_empty() {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "the sink of {} already holds {} bytes; a file starts empty",
-                    path.display(),
-                    sink.len()
-                ),
-            });
+            return Err(Error::invalid(format!(
+                "the sink of {} already holds {} bytes; a file starts empty",
+                path.display(),
+                sink.len()
+            )));
         }
         // The placeholder goes out at once: whatever happens next, the file
         // cannot be taken for a complete ROOT file.
@@ -194,7 +192,7 @@ impl FileWriter {
         let max = self.options.max_key_size;
         let location = Location::new(format!("RNTuple payload of {total} bytes"), Some(self.pos));
         let Some(layout) = ChunkLayout::compute(total, max, &location)
-            .map_err(|e| Error::InvalidArgument { message: format!("cannot split the payload over keys: {e}") })?
+            .map_err(|e| Error::invalid(format!("cannot split the payload over keys: {e}")))?
         else {
             // ROOT records the payload size when the length does not fit fObjLen.
             let obj_len = if uncompressed_len > i32::MAX as u64 { total } else { uncompressed_len };
@@ -212,9 +210,10 @@ impl FileWriter {
             from += len;
         }
         if offsets.len() as u64 != layout.offsets_len {
-            return Err(Error::InvalidArgument {
-                message: format!("internal error: {} chunk offsets for layout {layout:?}", offsets.len() / 8),
-            });
+            return Err(Error::invalid(format!(
+                "internal error: {} chunk offsets for layout {layout:?}",
+                offsets.len() / 8
+            )));
         }
         let mut first = slice_parts(parts, 0, layout.first_chunk_len);
         first.push(&offsets);
@@ -233,12 +232,10 @@ impl FileWriter {
         self.check_open()?;
         let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
         if total > self.options.max_key_size {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "{total} bytes do not fit in one key of at most {} bytes (the max key size)",
-                    self.options.max_key_size
-                ),
-            });
+            return Err(Error::invalid(format!(
+                "{total} bytes do not fit in one key of at most {} bytes (the max key size)",
+                self.options.max_key_size
+            )));
         }
         let obj_len = if uncompressed_len > i32::MAX as u64 { total } else { uncompressed_len };
         self.blob_key(parts, total, obj_len)
@@ -253,9 +250,10 @@ impl FileWriter {
     pub fn write_zero_blob(&mut self, len: u64) -> Result<u64> {
         self.check_open()?;
         if len > self.options.max_key_size {
-            return Err(Error::InvalidArgument {
-                message: format!("zero blob of {len} bytes exceeds the max key size {}", self.options.max_key_size),
-            });
+            return Err(Error::invalid(format!(
+                "zero blob of {len} bytes exceeds the max key size {}",
+                self.options.max_key_size
+            )));
         }
         let at = self.blob_key(&[], len, len)?;
         // A local sink leaves a hole; finish() always writes after it.
@@ -272,12 +270,10 @@ impl FileWriter {
     pub fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()> {
         self.check_open()?;
         if anchor.max_key_size != self.options.max_key_size {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "anchor '{name}' has max key size {}, but the file's payloads are split at {}",
-                    anchor.max_key_size, self.options.max_key_size
-                ),
-            });
+            return Err(Error::invalid(format!(
+                "anchor '{name}' has max key size {}, but the file's payloads are split at {}",
+                anchor.max_key_size, self.options.max_key_size
+            )));
         }
         for (what, seek, nbytes) in
             [("header", anchor.seek_header, anchor.nbytes_header), ("footer", anchor.seek_footer, anchor.nbytes_footer)]
@@ -285,13 +281,11 @@ impl FileWriter {
             let first_key = nbytes.min(self.options.max_key_size);
             let min_seek = self.data_start + key_len(BLOB_CLASS_NAME, "", "") as u64;
             if seek < min_seek || seek.checked_add(first_key).is_none_or(|end| end > self.pos) {
-                return Err(Error::InvalidArgument {
-                    message: format!(
-                        "anchor '{name}': the {what} envelope ({nbytes} bytes at offset {seek}) was not written \
+                return Err(Error::invalid(format!(
+                    "anchor '{name}': the {what} envelope ({nbytes} bytes at offset {seek}) was not written \
                          to this file (its payloads span offsets {min_seek}..{})",
-                        self.pos
-                    ),
-                });
+                    self.pos
+                )));
             }
         }
         self.tree.add_anchor(name, anchor.clone())?;
@@ -494,15 +488,11 @@ impl FileWriter {
     fn check_open(&self) -> Result<()> {
         match &self.state {
             State::Open => Ok(()),
-            State::Failed(first) => Err(Error::InvalidArgument {
-                message: format!(
-                    "the writer of {} failed earlier ({first}); the file is incomplete",
-                    self.path.display()
-                ),
-            }),
-            State::Finished => {
-                Err(Error::InvalidArgument { message: format!("the writer of {} has finished", self.path.display()) })
-            }
+            State::Failed(first) => Err(Error::invalid(format!(
+                "the writer of {} failed earlier ({first}); the file is incomplete",
+                self.path.display()
+            ))),
+            State::Finished => Err(Error::invalid(format!("the writer of {} has finished", self.path.display()))),
         }
     }
 }

@@ -173,7 +173,7 @@ pub struct JournalRecord {
 impl Journal {
     /// Reads the journal in `bytes`; fails only when its head is not one.
     pub fn parse(bytes: &[u8], what: &str) -> Result<Self> {
-        let bad = |why: String| Error::InvalidArgument { message: format!("{what}: not an rntuple journal: {why}") };
+        let bad = |why: String| Error::invalid(format!("{what}: not an rntuple journal: {why}"));
         if bytes.len() < HEAD_LEN || bytes[..8] != JOURNAL_MAGIC {
             return Err(bad(format!("it does not start with {:?}", String::from_utf8_lossy(&JOURNAL_MAGIC))));
         }

@@ -96,19 +96,16 @@ impl WriterOptions {
     pub(crate) fn validate(&self) -> Result<()> {
         debug_assert_eq!(Self::MAX_KEY_SIZE_LIMIT, i32::MAX as u64 - key_len(BLOB_CLASS_NAME, "", "") as u64);
         if self.max_key_size == 0 || self.max_key_size > Self::MAX_KEY_SIZE_LIMIT {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "max key size {} is not between 1 and {} bytes",
-                    self.max_key_size,
-                    Self::MAX_KEY_SIZE_LIMIT
-                ),
-            });
+            return Err(Error::invalid(format!(
+                "max key size {} is not between 1 and {} bytes",
+                self.max_key_size,
+                Self::MAX_KEY_SIZE_LIMIT
+            )));
         }
         // Compressing a small compressible buffer exercises the setting's
         // algorithm and level.
-        rntuple_format::compression::compress(&[0u8; 256], self.compression).map_err(|e| Error::InvalidArgument {
-            message: format!("compression setting {}: {e}", self.compression),
-        })?;
+        rntuple_format::compression::compress(&[0u8; 256], self.compression)
+            .map_err(|e| Error::invalid(format!("compression setting {}: {e}", self.compression)))?;
         Ok(())
     }
 }

@@ -92,11 +92,11 @@ impl Key {
     pub(crate) fn encode(&self, datime: u32, out: &mut Vec<u8>) -> Result<()> {
         let key_len = self.key_len();
         let nbytes = self.nbytes();
-        let too_big = |what: &str, v: u64, max: u64| Error::InvalidArgument {
-            message: format!(
+        let too_big = |what: &str, v: u64, max: u64| {
+            Error::invalid(format!(
                 "key '{}' (class {}): {what} {v} exceeds the ROOT key limit {max}",
                 self.name, self.class_name
-            ),
+            ))
         };
         let (Ok(nbytes), Ok(obj_len), Ok(key_len)) =
             (i32::try_from(nbytes), i32::try_from(self.obj_len), i16::try_from(key_len))

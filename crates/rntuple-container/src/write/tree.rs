@@ -53,7 +53,7 @@ impl Tree {
     pub(crate) fn add_anchor(&mut self, path: &str, anchor: Anchor) -> Result<i16> {
         let trimmed = path.strip_prefix('/').unwrap_or(path);
         let parts: Vec<&str> = trimmed.split('/').collect();
-        let bad = |why: &str| Error::InvalidArgument { message: format!("bad RNTuple path '{path}': {why}") };
+        let bad = |why: &str| Error::invalid(format!("bad RNTuple path '{path}': {why}"));
         if parts.iter().any(|p| p.is_empty()) {
             return Err(bad("empty name or directory name"));
         }

@@ -80,7 +80,7 @@ fn check_page_size(spec: &ColumnSpec, page: &[u8], num_elements: usize) -> Resul
 }
 
 fn mismatch(ct: ColumnType, kind: &str) -> Error {
-    Error::InvalidArgument { message: format!("cannot decode a {ct} column into {kind} values") }
+    Error::invalid(format!("cannot decode a {ct} column into {kind} values"))
 }
 
 /// Decodes an uncompressed page of `out.len()` elements into `out`, which
@@ -107,9 +107,7 @@ pub fn decode_page_range_into(
     let n = out.len();
     check_page_size(spec, page, count)?;
     if from.checked_add(n).is_none_or(|end| end > count) {
-        return Err(Error::InvalidArgument {
-            message: format!("elements {from}..{} of a page of {count}", from.saturating_add(n)),
-        });
+        return Err(Error::invalid(format!("elements {from}..{} of a page of {count}", from.saturating_add(n))));
     }
     // The bytes of elements `[from, from + n)` of a plain page of `size`-byte elements.
     let plain = |size: usize| &page[from * size..(from + n) * size];
@@ -223,9 +221,7 @@ pub fn decode_page_range_into(
         }
         (T::Switch, V::Switch { index, tag }) => {
             if tag.len() != n {
-                return Err(Error::InvalidArgument {
-                    message: format!("switch window of {n} indices but {} tags", tag.len()),
-                });
+                return Err(Error::invalid(format!("switch window of {n} indices but {} tags", tag.len())));
             }
             for ((i, t), c) in index.iter_mut().zip(tag.iter_mut()).zip(plain(12).chunks_exact(12)) {
                 *i = u64::from_le_slice(&c[..8]);

@@ -9,10 +9,6 @@ use super::{ColumnSpec, ColumnValues};
 use crate::error::{Error, Location, Result};
 use crate::model::ColumnType;
 
-fn invalid(message: String) -> Error {
-    Error::InvalidArgument { message }
-}
-
 /// Encodes `values[range]` as one uncompressed page of `spec`'s column type.
 ///
 /// `values` must be the variant [`ColumnValues::for_column`] gives for the
@@ -37,7 +33,7 @@ pub fn encode_page_into(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     if range.start > range.end || range.end > values.len() {
-        return Err(invalid(format!("range {range:?} out of bounds of {} values", values.len())));
+        return Err(Error::invalid(format!("range {range:?} out of bounds of {} values", values.len())));
     }
     let n = range.len();
     let size = spec.packed_size(n as u64);
@@ -115,7 +111,11 @@ pub fn encode_page_into(
         }
         (T::Switch, V::Switch { index, tag }) => {
             if index.len() != tag.len() {
-                return Err(invalid(format!("switch column with {} indices and {} tags", index.len(), tag.len())));
+                return Err(Error::invalid(format!(
+                    "switch column with {} indices and {} tags",
+                    index.len(),
+                    tag.len()
+                )));
             }
             for (&i, &t) in index[range.clone()].iter().zip(&tag[range]) {
                 out.extend_from_slice(&i.to_le_bytes());
@@ -123,7 +123,7 @@ pub fn encode_page_into(
             }
         }
         (ct, values) => {
-            return Err(invalid(format!("cannot encode {} values as a {ct} column", values.kind())));
+            return Err(Error::invalid(format!("cannot encode {} values as a {ct} column", values.kind())));
         }
     }
     debug_assert_eq!((out.len() - first) as u64, size);
@@ -138,7 +138,7 @@ fn plain<T: Elem>(v: &[T], out: &mut Vec<u8>) {
 }
 
 fn narrow32(x: u64) -> Result<u32> {
-    u32::try_from(x).map_err(|_| invalid(format!("offset {x} does not fit in an Index32 column")))
+    u32::try_from(x).map_err(|_| Error::invalid(format!("offset {x} does not fit in an Index32 column")))
 }
 
 fn encode_f32(ct: ColumnType, spec: &ColumnSpec, v: &[f32], out: &mut Vec<u8>) {
@@ -166,7 +166,7 @@ fn quantize(spec: &ColumnSpec, values: impl Iterator<Item = f64> + Clone, out: &
     let scale = q_max / (max - min);
     let outside = values.clone().filter(|x| !(min <= *x && *x <= max)).count();
     if outside > 0 {
-        return Err(invalid(format!("{outside} values are outside the quantization range [{min}, {max}]")));
+        return Err(Error::invalid(format!("{outside} values are outside the quantization range [{min}, {max}]")));
     }
     pack_bits(values.map(|x| (0.5 + (x - min) * scale) as u32), bits, out);
     Ok(())

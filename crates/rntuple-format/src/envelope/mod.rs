@@ -103,9 +103,7 @@ pub(crate) fn begin(type_id: u16) -> Writer {
 pub(crate) fn finish(mut w: Writer) -> Result<(Vec<u8>, u64)> {
     let length = (w.len() + ENVELOPE_CHECKSUM_SIZE) as u64;
     if length > ENVELOPE_MAX_LENGTH {
-        return Err(Error::InvalidArgument {
-            message: format!("envelope of {length} bytes exceeds the 48-bit length field"),
-        });
+        return Err(Error::invalid(format!("envelope of {length} bytes exceeds the 48-bit length field")));
     }
     let buf = w.as_mut_slice();
     let mut word = [0u8; 8];
@@ -146,9 +144,9 @@ pub(crate) fn write_feature_flags(w: &mut Writer, flags: &[u64]) -> Result<()> {
     }
     for (i, &f) in flags.iter().enumerate() {
         if f & FEATURE_FLAG_CONTINUATION != 0 {
-            return Err(Error::InvalidArgument {
-                message: format!("feature flag word {i} uses bit 63, which is reserved for continuation"),
-            });
+            return Err(Error::invalid(format!(
+                "feature flag word {i} uses bit 63, which is reserved for continuation"
+            )));
         }
         let last = i + 1 == flags.len();
         w.u64(if last { f } else { f | FEATURE_FLAG_CONTINUATION });

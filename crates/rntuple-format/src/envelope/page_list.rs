@@ -104,22 +104,18 @@ fn parse_column_pages(outer: &mut Reader<'_>) -> Result<ColumnPageRange> {
 /// [`SUPPRESSED_COLUMN_MARKER`], no pages and no compression settings.
 pub fn write_page_list(p: &PageList) -> Result<(Vec<u8>, u64)> {
     if p.clusters.len() != p.page_locations.len() {
-        return Err(Error::InvalidArgument {
-            message: format!(
-                "{} cluster summaries but page locations for {} clusters",
-                p.clusters.len(),
-                p.page_locations.len()
-            ),
-        });
+        return Err(Error::invalid(format!(
+            "{} cluster summaries but page locations for {} clusters",
+            p.clusters.len(),
+            p.page_locations.len()
+        )));
     }
     let mut w = begin(ENVELOPE_TYPE_PAGE_LIST);
     w.u64(p.header_checksum);
     let list = w.begin_list(p.clusters.len())?;
     for c in &p.clusters {
         if c.num_entries > CLUSTER_MAX_ENTRIES {
-            return Err(Error::InvalidArgument {
-                message: format!("cluster of {} entries exceeds 2^56", c.num_entries),
-            });
+            return Err(Error::invalid(format!("cluster of {} entries exceeds 2^56", c.num_entries)));
         }
         let rec = w.begin_record();
         w.u64(c.first_entry);
@@ -139,9 +135,8 @@ pub fn write_page_list(p: &PageList) -> Result<(Vec<u8>, u64)> {
             }
             let inner = w.begin_list(col.pages.len())?;
             for page in &col.pages {
-                let n = i32::try_from(page.num_elements).map_err(|_| Error::InvalidArgument {
-                    message: format!("page of {} elements exceeds 2^31 - 1", page.num_elements),
-                })?;
+                let n = i32::try_from(page.num_elements)
+                    .map_err(|_| Error::invalid(format!("page of {} elements exceeds 2^31 - 1", page.num_elements)))?;
                 w.i32(if page.has_checksum { -n } else { n });
                 write_locator(&mut w, &page.locator);
             }

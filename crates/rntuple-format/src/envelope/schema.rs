@@ -235,9 +235,8 @@ pub fn write_schema_description(w: &mut Writer, s: &SchemaDescription) -> Result
         w.u32(e.content_id);
         w.u32(e.type_version);
         w.string(&e.type_name)?;
-        let len = u32::try_from(e.content.len()).map_err(|_| crate::Error::InvalidArgument {
-            message: "extra type information content exceeds 4 GiB".into(),
-        })?;
+        let len = u32::try_from(e.content.len())
+            .map_err(|_| crate::Error::invalid("extra type information content exceeds 4 GiB"))?;
         w.u32(len);
         w.bytes(&e.content);
         w.end_frame(rec);

@@ -254,12 +254,10 @@ pub(crate) fn merge_cluster(
             None => match info.multiplier {
                 Some(m) => {
                     if info.streamer {
-                        return Err(Error::InvalidArgument {
-                            message: format!(
-                                "{}: streamer fields have no default value to write for entries that lack them",
-                                where_(oc)
-                            ),
-                        });
+                        return Err(Error::invalid(format!(
+                            "{}: streamer fields have no default value to write for entries that lack them",
+                            where_(oc)
+                        )));
                     }
                     Kind::Zero(entries.saturating_mul(m))
                 }
@@ -305,9 +303,8 @@ pub(crate) fn merge_cluster(
         };
         next[oc] = element_offset.saturating_add(n);
         let mut range = ColumnPageRange {
-            element_offset: i64::try_from(element_offset).map_err(|_| Error::InvalidArgument {
-                message: format!("{}: element offset {element_offset} overflows", where_(oc)),
-            })?,
+            element_offset: i64::try_from(element_offset)
+                .map_err(|_| Error::invalid(format!("{}: element offset {element_offset} overflows", where_(oc))))?,
             compression: Some(target),
             pages: Vec::new(),
         };
@@ -465,7 +462,7 @@ fn process(
             .reseal
             .as_ref()
             .map(|(s, d)| (*s, *d))
-            .ok_or_else(|| Error::InvalidArgument { message: "internal error: page without conversion".into() })?;
+            .ok_or_else(|| Error::invalid("internal error: page without conversion"))?;
         reseal(bytes, &job.page, &src, &dst, target).map_err(|e| {
             e.within(&format!("page {} of column {} in cluster {} of {}", job.index, job.ic, cluster.id, input.file))
         })

@@ -69,9 +69,7 @@ impl FromStr for MergeMode {
             "strict" => Ok(MergeMode::Strict),
             "union" => Ok(MergeMode::Union),
             "filter" => Ok(MergeMode::Filter),
-            _ => Err(Error::InvalidArgument {
-                message: format!("unknown merge mode '{s}' (use strict, union or filter)"),
-            }),
+            _ => Err(Error::invalid(format!("unknown merge mode '{s}' (use strict, union or filter)"))),
         }
     }
 }
@@ -147,9 +145,10 @@ struct TempOutput {
 
 impl TempOutput {
     fn new(out: &Path) -> Result<Self> {
-        let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| Error::InvalidArgument {
-            message: format!("output path '{}' has no file name", out.display()),
-        })?;
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| Error::invalid(format!("output path '{}' has no file name", out.display())))?;
         let dir = match out.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -196,20 +195,19 @@ fn first_compression(inputs: &[Loaded]) -> Option<u32> {
 /// Merges the RNTuple `options.name` of `inputs` into a new file `out`.
 pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dyn Progress) -> Result<MergeSummary> {
     if inputs.is_empty() {
-        return Err(Error::InvalidArgument { message: "no input files to merge".into() });
+        return Err(Error::invalid("no input files to merge"));
     }
     if let Some(p) = inputs.iter().find(|p| same_file(p, out)) {
-        return Err(Error::InvalidArgument {
-            message: format!("the output {} is also an input ({})", out.display(), p.display()),
-        });
+        return Err(Error::invalid(format!("the output {} is also an input ({})", out.display(), p.display())));
     }
     if out.exists() && !options.overwrite {
-        return Err(Error::InvalidArgument {
-            message: format!("the output {} exists; overwrite it explicitly (--force / overwrite=True)", out.display()),
-        });
+        return Err(Error::invalid(format!(
+            "the output {} exists; overwrite it explicitly (--force / overwrite=True)",
+            out.display()
+        )));
     }
     if out.is_dir() {
-        return Err(Error::InvalidArgument { message: format!("the output {} is a directory", out.display()) });
+        return Err(Error::invalid(format!("the output {} is a directory", out.display())));
     }
     if let Some(c) = options.compression {
         rntuple::write::Compression::from_setting(c)?;

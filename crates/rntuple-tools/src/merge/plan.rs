@@ -256,11 +256,11 @@ fn add_subtree(
         let mut fd = d.fields[f].clone();
         fd.parent_id = if f == s { id as u32 } else { fmap[&(fd.parent_id as usize)] as u32 };
         if let Some(src) = fd.source_field_id {
-            let mapped = fmap.get(&(src as usize)).ok_or_else(|| Error::InvalidArgument {
-                message: format!(
+            let mapped = fmap.get(&(src as usize)).ok_or_else(|| {
+                Error::invalid(format!(
                     "projected field '{}' refers to field '{}', which is not in the output",
                     fd.name, d.fields[src as usize].name
-                ),
+                ))
             })?;
             fd.source_field_id = Some(*mapped as u32);
         }
@@ -289,9 +289,8 @@ fn add_subtree(
         col.first_element_index = None;
         if start > 0 {
             col.flags |= COLUMN_FLAG_DEFERRED;
-            let start = i64::try_from(start).map_err(|_| Error::InvalidArgument {
-                message: format!("first element index {start} of a late field overflows"),
-            })?;
+            let start = i64::try_from(start)
+                .map_err(|_| Error::invalid(format!("first element index {start} of a late field overflows")))?;
             col.first_element_index = Some(if cd.representation_index > 0 { -start } else { start });
         }
         map.insert(out.columns.len() as u32, c as u32);
@@ -328,8 +327,8 @@ pub(crate) fn plan(inputs: &[Loaded], mode: MergeMode, writer: String) -> Result
 
     for (k, input) in inputs.iter().enumerate().skip(1) {
         let d = &input.descriptor;
-        let context = |msg: String| Error::InvalidArgument {
-            message: format!("cannot merge {} (input {}) in {mode} mode: {msg}", input.file, k + 1),
+        let context = |msg: String| {
+            Error::invalid(format!("cannot merge {} (input {}) in {mode} mode: {msg}", input.file, k + 1))
         };
         let out_schema = Schema::from_descriptor(&out.descriptor(&header))?;
         let out_by_id = out_schema.by_id();

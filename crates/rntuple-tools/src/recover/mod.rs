@@ -110,32 +110,28 @@ pub fn recover(broken: &Path, out: Option<&Path>, options: RecoverOptions) -> Re
         rntuple::RNTupleFile::open(broken).map_err(|e| e.within(&format!("{what}: a complete file")))?;
         return Ok(report);
     }
-    let file_id = placeholder_file_id(&head).ok_or_else(|| Error::InvalidArgument {
-        message: format!("{what}: neither a ROOT file nor one an rntuple writer left unfinished"),
+    let file_id = placeholder_file_id(&head).ok_or_else(|| {
+        Error::invalid(format!("{what}: neither a ROOT file nor one an rntuple writer left unfinished"))
     })?;
     let jpath = journal_path(broken);
     let jbytes = match std::fs::read(&jpath) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "{what} is unfinished and has no journal {} (no cluster was committed, or it was written with \
+            return Err(Error::invalid(format!(
+                "{what} is unfinished and has no journal {} (no cluster was committed, or it was written with \
                      the journal off): nothing can be recovered",
-                    jpath.display()
-                ),
-            })
+                jpath.display()
+            )))
         }
         Err(e) => return Err(Error::io(format!("{} (reading the journal)", jpath.display()), e)),
     };
     let journal = Journal::parse(&jbytes, &jpath.display().to_string())?;
     if journal.file_id != file_id {
-        return Err(Error::InvalidArgument {
-            message: format!(
-                "{}: the journal of another file (ids {:#x} and {file_id:#x})",
-                jpath.display(),
-                journal.file_id
-            ),
-        });
+        return Err(Error::invalid(format!(
+            "{}: the journal of another file (ids {:#x} and {file_id:#x})",
+            jpath.display(),
+            journal.file_id
+        )));
     }
     report.state = FileState::Unfinished;
     report.torn_journal = journal.torn.as_ref().map(|(at, why)| format!("{why} at byte {at} of the journal"));
@@ -148,12 +144,10 @@ pub fn recover(broken: &Path, out: Option<&Path>, options: RecoverOptions) -> Re
     report.rntuples = scan.tuples.iter().map(Tuple::summary).collect();
     if report.rntuples.iter().all(|t| t.clusters == 0) {
         let why = report.rntuples.iter().flat_map(|t| t.dropped.first()).next().cloned();
-        return Err(Error::InvalidArgument {
-            message: format!(
-                "{what}: no committed cluster can be recovered{}",
-                why.map(|w| format!(" ({w})")).unwrap_or_default()
-            ),
-        });
+        return Err(Error::invalid(format!(
+            "{what}: no committed cluster can be recovered{}",
+            why.map(|w| format!(" ({w})")).unwrap_or_default()
+        )));
     }
     if let Some(out) = out {
         let (tfile_name, _) = tfile_record_end(&file, file_bytes, &what)?;
@@ -172,7 +166,7 @@ pub fn recover(broken: &Path, out: Option<&Path>, options: RecoverOptions) -> Re
 }
 
 fn check_output(broken: &Path, out: &Path, overwrite: bool) -> Result<()> {
-    let refuse = |why: String| Err(Error::InvalidArgument { message: format!("{}: {why}", out.display()) });
+    let refuse = |why: String| Err(Error::invalid(format!("{}: {why}", out.display())));
     let canonical = |p: &Path| std::fs::canonicalize(p).ok();
     if canonical(out).is_some() && canonical(out) == canonical(broken) {
         return refuse("the output must not be the broken file".into());
@@ -308,9 +302,10 @@ impl Scan<'_> {
         next_entry: u64,
     ) -> Result<(ClusterSummary, Vec<ColumnPageRange>, Footer, u64)> {
         if end > self.file_bytes {
-            return Err(Error::InvalidArgument {
-                message: format!("committed at {end} bytes but the file has {} (cut short later)", self.file_bytes),
-            });
+            return Err(Error::invalid(format!(
+                "committed at {end} bytes but the file has {} (cut short later)",
+                self.file_bytes
+            )));
         }
         if first {
             self.check_header(rec, end)?;
@@ -319,15 +314,16 @@ impl Scan<'_> {
         let (Some(summary), Some(ranges), 1, 1) =
             (list.clusters.first(), list.page_locations.first(), list.clusters.len(), list.page_locations.len())
         else {
-            return Err(Error::InvalidArgument { message: "a page list not of exactly one cluster".into() });
+            return Err(Error::invalid("a page list not of exactly one cluster"));
         };
         if list.header_checksum != rec.header_checksum {
-            return Err(Error::InvalidArgument { message: "a page list of another header".into() });
+            return Err(Error::invalid("a page list of another header"));
         }
         if summary.first_entry != next_entry {
-            return Err(Error::InvalidArgument {
-                message: format!("a cluster from entry {} where entry {next_entry} was next", summary.first_entry),
-            });
+            return Err(Error::invalid(format!(
+                "a cluster from entry {} where entry {next_entry} was next",
+                summary.first_entry
+            )));
         }
         let mut unverified = 0;
         for (c, range) in ranges.iter().enumerate() {
@@ -337,12 +333,10 @@ impl Scan<'_> {
                 let stop =
                     loc.offset.checked_add(loc.size + extra).filter(|&s| loc.offset >= self.data_start && s <= end);
                 if stop.is_none() {
-                    return Err(Error::InvalidArgument {
-                        message: format!(
-                            "page {p} of column {c} ({} bytes at {}) outside the bytes written before the commit",
-                            loc.size, loc.offset
-                        ),
-                    });
+                    return Err(Error::invalid(format!(
+                        "page {p} of column {c} ({} bytes at {}) outside the bytes written before the commit",
+                        loc.size, loc.offset
+                    )));
                 }
                 if !page.has_checksum {
                     unverified += 1;
@@ -369,9 +363,10 @@ impl Scan<'_> {
     fn check_header(&self, rec: &ClusterRecord, end: u64) -> Result<()> {
         let loc = rec.header.locator;
         if loc.offset < self.data_start || loc.offset.saturating_add(loc.size) > end {
-            return Err(Error::InvalidArgument {
-                message: format!("the header envelope ({} bytes at {}) is not in the file", loc.size, loc.offset),
-            });
+            return Err(Error::invalid(format!(
+                "the header envelope ({} bytes at {}) is not in the file",
+                loc.size, loc.offset
+            )));
         }
         let mut stored = vec![0u8; loc.size as usize];
         read_at(self.file, &mut stored, loc.offset, self.what)?;

@@ -58,12 +58,10 @@ fn write_to(p: &Plan<'_>, tmp: &Path, options: RecoverOptions) -> Result<()> {
     // the same offset and every copied locator stays valid.
     let mut w = FileWriter::with_sink(Box::new(LocalSink::create(tmp)?), Path::new(p.tfile_name), wo)?;
     if w.head_len() != data_start {
-        return Err(Error::InvalidArgument {
-            message: format!(
-                "internal: the recovered file's payloads would start at {}, the broken file's at {data_start}",
-                w.head_len()
-            ),
-        });
+        return Err(Error::internal(format!(
+            "the recovered file's payloads would start at {}, the broken file's at {data_start}",
+            w.head_len()
+        )));
     }
     let mut src = file.try_clone().map_err(|e| Error::io("the broken file", e))?;
     src.seek(SeekFrom::Start(data_start)).map_err(|e| Error::io("the broken file", e))?;
@@ -103,13 +101,11 @@ fn check_key_chain(file: &File, data_start: u64, cut: u64) -> Result<()> {
         let (key, _) = KeyInfo::parse(&buf[..n], at).map_err(|e| e.within("the keys of the broken file"))?;
         let next = at + u64::from(key.nbytes);
         if key.seek_key != at || key.nbytes == 0 || next > cut {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "the broken file's key at offset {at} (fSeekKey {}, {} bytes) does not end at or before the \
+            return Err(Error::invalid(format!(
+                "the broken file's key at offset {at} (fSeekKey {}, {} bytes) does not end at or before the \
                      last committed byte {cut}",
-                    key.seek_key, key.nbytes
-                ),
-            });
+                key.seek_key, key.nbytes
+            )));
         }
         at = next;
     }
@@ -123,9 +119,7 @@ fn read_back(tmp: &Path, tuples: &[Tuple]) -> Result<()> {
         let n = f.rntuple(&t.name)?.num_entries();
         let want: u64 = t.clusters.iter().map(|c| c.0.num_entries).sum();
         if n != want {
-            return Err(Error::InvalidArgument {
-                message: format!("internal: the recovered '{}' reads {n} entries, not {want}", t.name),
-            });
+            return Err(Error::internal(format!("the recovered '{}' reads {n} entries, not {want}", t.name)));
         }
     }
     Ok(())

@@ -39,10 +39,10 @@ struct Refuse;
 
 impl BlobSink for Refuse {
     fn write_blob(&mut self, _: &[&[u8]], _: u64) -> Result<u64> {
-        Err(Error::InvalidArgument { message: "internal: an attribute set checker wrote a payload".into() })
+        Err(Error::internal("an attribute set checker wrote a payload"))
     }
     fn write_anchor(&mut self, _: &str, _: &Anchor) -> Result<()> {
-        Err(Error::InvalidArgument { message: "internal: an attribute set checker wrote an anchor".into() })
+        Err(Error::internal("an attribute set checker wrote an anchor"))
     }
     fn max_key_size(&self) -> u64 {
         u64::MAX
@@ -68,7 +68,7 @@ impl PendingSets {
         overrides: &HashMap<String, FieldOverride>,
         options: &WriteOptions,
     ) -> Result<()> {
-        let refuse = |why: &str| Err(Error::InvalidArgument { message: format!("attribute set {name:?}: {why}") });
+        let refuse = |why: &str| Err(Error::invalid(format!("attribute set {name:?}: {why}")));
         if name.is_empty() {
             return refuse("names must not be empty");
         }
@@ -107,42 +107,36 @@ impl PendingSets {
             return Err(Error::NotFound { what: format!("attribute set {name:?} (created: {names:?})") });
         };
         if ranges.len() != batch.num_rows() {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "attribute set {name:?}: {} ranges for {} attribute entries",
-                    ranges.len(),
-                    batch.num_rows()
-                ),
-            });
+            return Err(Error::invalid(format!(
+                "attribute set {name:?}: {} ranges for {} attribute entries",
+                ranges.len(),
+                batch.num_rows()
+            )));
         }
         if let Some((i, r)) =
             ranges.iter().enumerate().find(|(_, r)| r.start.checked_add(r.length).is_none_or(|e| e > written))
         {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "attribute set {name:?}: range {i} [{}, {}+{}) reaches past the {written} entries written so far",
-                    r.start, r.start, r.length
-                ),
-            });
+            return Err(Error::invalid(format!(
+                "attribute set {name:?}: range {i} [{}, {}+{}) reaches past the {written} entries written so far",
+                r.start, r.start, r.length
+            )));
         }
         let Some(DataType::Struct(user_fields)) = set.schema.fields().get(2).map(|f| f.data_type().clone()) else {
-            return Err(Error::InvalidArgument { message: "internal: attribute set schema without _userData".into() });
+            return Err(Error::internal("attribute set schema without _userData"));
         };
         let names: Vec<&String> = batch.schema_ref().fields().iter().map(|f| f.name()).collect();
         let expected: Vec<&String> = user_fields.iter().map(|f| f.name()).collect();
         if names != expected {
-            return Err(Error::InvalidArgument {
-                message: format!("attribute set {name:?}: batch columns {names:?}, expected {expected:?}"),
-            });
+            return Err(Error::invalid(format!(
+                "attribute set {name:?}: batch columns {names:?}, expected {expected:?}"
+            )));
         }
-        let user =
-            StructArray::try_new(user_fields, batch.columns().to_vec(), None).map_err(|e| Error::InvalidArgument {
-                message: format!("attribute set {name:?}: the batch does not fit its fields: {e}"),
-            })?;
+        let user = StructArray::try_new(user_fields, batch.columns().to_vec(), None)
+            .map_err(|e| Error::invalid(format!("attribute set {name:?}: the batch does not fit its fields: {e}")))?;
         let starts: ArrayRef = Arc::new(UInt64Array::from_iter_values(ranges.iter().map(|r| r.start)));
         let lengths: ArrayRef = Arc::new(UInt64Array::from_iter_values(ranges.iter().map(|r| r.length)));
         let meta = RecordBatch::try_new(set.schema.clone(), vec![starts, lengths, Arc::new(user)])
-            .map_err(|e| Error::InvalidArgument { message: format!("attribute set {name:?}: {e}") })?;
+            .map_err(|e| Error::invalid(format!("attribute set {name:?}: {e}")))?;
         set.checker.check_batch(&meta).map_err(|e| e.within(&format!("attribute set {name:?}")))?;
         set.batches.push(meta);
         Ok(())

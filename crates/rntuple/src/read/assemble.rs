@@ -35,7 +35,7 @@ impl Sinks {
         self.0
             .get(slot)
             .and_then(|m| m.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take())
-            .ok_or_else(|| Error::InvalidArgument { message: format!("buffer {slot} of the read plan used twice") })
+            .ok_or_else(|| Error::invalid(format!("buffer {slot} of the read plan used twice")))
     }
 }
 

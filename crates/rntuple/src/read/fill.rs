@@ -229,15 +229,17 @@ pub(crate) fn fill(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: 
 /// page it needs claims more bytes than its compressed size can justify.
 fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> {
     if p.b < p.a {
-        return Err(Error::InvalidArgument {
-            message: format!("element range {}..{} of column {}", p.a, p.b, p.column),
-        });
+        return Err(Error::invalid(format!("element range {}..{} of column {}", p.a, p.b, p.column)));
     }
     if let Some(pre) = p.pre {
         if pre.len() as u64 != p.b - p.a {
-            return Err(Error::InvalidArgument {
-                message: format!("{} decoded elements for range {}..{} of column {}", pre.len(), p.a, p.b, p.column),
-            });
+            return Err(Error::invalid(format!(
+                "{} decoded elements for range {}..{} of column {}",
+                pre.len(),
+                p.a,
+                p.b,
+                p.column
+            )));
         }
         return Ok(());
     }
@@ -430,7 +432,7 @@ fn give_back(fetched: Arc<Fetched>, free: &SyncSender<Fetched>) {
 }
 
 fn prefetch_stopped() -> Error {
-    Error::InvalidArgument { message: "the prefetch thread stopped before fetching every batch".into() }
+    Error::invalid("the prefetch thread stopped before fetching every batch")
 }
 
 /// Verifies, decompresses and decodes one page into its window.

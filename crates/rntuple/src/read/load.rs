@@ -81,7 +81,7 @@ impl Checks<'_> {
                 let message = error.to_string();
                 report(Found { check, offset, error });
                 // The caller ignores what it was told already; keep the text.
-                Found { check, offset, error: Error::InvalidArgument { message } }
+                Found { check, offset, error: Error::invalid(message) }
             }
         }
     }
@@ -243,7 +243,7 @@ pub fn load_envelopes(root: &RootFile, key: &KeyInfo, checks: &mut Checks<'_>) -
     let at = key.payload_offset();
     if !key.is_rntuple() {
         let message = format!("'{}' is a {}, not a ROOT::RNTuple", key.path, key.class_name);
-        return Err(checks.fatal("anchor", Some(at), Error::InvalidArgument { message }));
+        return Err(checks.fatal("anchor", Some(at), Error::invalid(message)));
     }
     let bytes = root.read_object(key).map_err(|e| checks.fatal("anchor", Some(at), e))?;
     let location = Location::new(format!("RNTuple anchor '{}'", key.path), Some(at));

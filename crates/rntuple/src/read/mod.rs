@@ -77,5 +77,5 @@ pub(crate) fn read_range(
     let schema = Arc::new(ArrowSchema::new(actual_fields));
     let n = stop.saturating_sub(start) as usize;
     RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(n)))
-        .map_err(|e| Error::InvalidArgument { message: format!("cannot assemble record batch: {e}") })
+        .map_err(|e| Error::invalid(format!("cannot assemble record batch: {e}")))
 }

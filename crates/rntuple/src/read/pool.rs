@@ -32,9 +32,9 @@ fn pools() -> &'static Mutex<HashMap<usize, Arc<rayon::ThreadPool>>> {
 impl Pool {
     pub(crate) fn new(threads: usize) -> Result<Self> {
         if threads > MAX_THREADS {
-            return Err(Error::InvalidArgument {
-                message: format!("threads = {threads}: at most {MAX_THREADS} decoding threads are allowed"),
-            });
+            return Err(Error::invalid(format!(
+                "threads = {threads}: at most {MAX_THREADS} decoding threads are allowed"
+            )));
         }
         match threads {
             1 => Ok(Pool::Sequential),
@@ -154,7 +154,7 @@ mod tests {
                     || (),
                     |_, x| {
                         if x % 300 == 299 {
-                            Err(Error::InvalidArgument { message: format!("item {x}") })
+                            Err(Error::invalid(format!("item {x}")))
                         } else {
                             Ok(())
                         }

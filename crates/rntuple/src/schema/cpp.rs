@@ -83,7 +83,7 @@ pub fn template_spelling<'a>(
 }
 
 fn invalid(name: &str, why: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument { message: format!("cannot use C++ type '{name}': {why}") }
+    Error::invalid(format!("cannot use C++ type '{name}': {why}"))
 }
 
 fn one_arg<'a>(name: &str, args: &[&'a str]) -> Result<&'a str> {

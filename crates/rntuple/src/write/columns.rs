@@ -6,10 +6,11 @@
 
 use arrow_schema::DataType;
 use rntuple_format::model::ColumnType;
+use rntuple_format::Error;
 use rntuple_format::Result;
 
 use super::options::{RealEncoding, WriteOptions};
-use super::plan::{invalid, unwritable, PlanField};
+use super::plan::{unwritable, PlanField};
 use crate::schema::{FieldKind, Primitive};
 
 /// Column type, bits on storage (0: the type's width), value range and
@@ -62,7 +63,7 @@ fn leaf_column(
     }
     let info = p.info();
     if split == Some(true) && info.split == info.plain {
-        return Err(invalid(format!("field '{path}': {} has no split encoding", p.name())));
+        return Err(Error::invalid(format!("field '{path}': {} has no split encoding", p.name())));
     }
     Ok((p.default_column(s), 0, None, mem))
 }

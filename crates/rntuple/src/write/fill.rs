@@ -21,12 +21,8 @@ use super::pages::{Columns, Element};
 use super::plan::{unwritable, Order, PlanField};
 use crate::schema::{FieldKind, Primitive};
 
-pub(crate) fn invalid(message: String) -> Error {
-    Error::InvalidArgument { message }
-}
-
 pub(crate) fn mismatch(f: &PlanField, dt: &DataType) -> Error {
-    invalid(format!(
+    Error::invalid(format!(
         "field '{}' is written as '{}' ({:?}) but the batch holds Arrow type {dt}",
         f.path, f.type_name, f.kind
     ))
@@ -60,7 +56,7 @@ pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
         (FieldKind::Variant, DataType::Union(fields, _)) if fields.len() == f.children.len() => {
             for ((c, &tid), (utid, af)) in f.children.iter().zip(&f.union_type_ids).zip(fields.iter()) {
                 if tid != utid {
-                    return Err(invalid(format!(
+                    return Err(Error::invalid(format!(
                         "field '{}': union type id {utid} where the schema had {tid}",
                         f.path
                     )));
@@ -137,7 +133,7 @@ pub(crate) fn has_nulls(arr: &dyn Array, a: usize, b: usize) -> bool {
 
 pub(crate) fn no_nulls(f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<()> {
     if has_nulls(arr, a, b) {
-        return Err(invalid(format!(
+        return Err(Error::invalid(format!(
             "field '{}' of type '{}' holds null values but is not a std::optional; declare it \
              \"std::optional<{}>\" with a type override",
             f.path,
@@ -153,7 +149,7 @@ pub(crate) fn alternative_of(f: &PlanField, tid: i8) -> Result<usize> {
     f.union_type_ids
         .iter()
         .position(|&t| t == tid)
-        .ok_or_else(|| invalid(format!("field '{}': unknown union type id {tid}", f.path)))
+        .ok_or_else(|| Error::invalid(format!("field '{}': unknown union type id {tid}", f.path)))
 }
 
 /// Appends Arrow data to the columns of a plan.
@@ -224,7 +220,7 @@ impl Filler {
                         })?;
                         let present =
                             arrow_select::filter::filter(&arr.slice(a, b - a), &BooleanArray::new(valid, None))
-                                .map_err(|e| invalid(format!("field '{}': {e}", f.path)))?;
+                                .map_err(|e| Error::invalid(format!("field '{}': {e}", f.path)))?;
                         self.append(child, present.as_ref(), 0, present.len())
                     }
                 }
@@ -319,7 +315,7 @@ impl Filler {
             } else {
                 let idx = UInt64Array::from_iter_values(pick.iter().map(|&p| p as u64));
                 let taken = arrow_select::take::take(child.as_ref(), &idx, None)
-                    .map_err(|e| invalid(format!("field '{}': {e}", f.path)))?;
+                    .map_err(|e| Error::invalid(format!("field '{}': {e}", f.path)))?;
                 self.append(&f.children[k], taken.as_ref(), 0, taken.len())?;
             }
         }
@@ -363,7 +359,10 @@ pub(crate) fn bitset_bits(f: &PlanField, n: u64, arr: &dyn Array, a: usize, b: u
         let values = l.values();
         let end = start + (b - a) * n;
         if has_nulls(values.as_ref(), start, end) {
-            return Err(invalid(format!("field '{}': a std::bitset holds no missing bits (null booleans)", f.path)));
+            return Err(Error::invalid(format!(
+                "field '{}': a std::bitset holds no missing bits (null booleans)",
+                f.path
+            )));
         }
         let bits = values.as_boolean_opt().ok_or_else(|| mismatch(f, arr.data_type()))?;
         return Ok(bits.values().slice(start, end - start).iter().collect());
@@ -381,7 +380,7 @@ pub(crate) fn bitset_bits(f: &PlanField, n: u64, arr: &dyn Array, a: usize, b: u
     };
     if n < 64 {
         if let Some(i) = words.iter().position(|&w| w >> n != 0) {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "field '{}': value {} (entry {} of the field's values in the batch) has bits set above the {n} bits \
                  of its std::bitset<{n}>",
                 f.path,
@@ -414,7 +413,7 @@ pub(crate) fn check_orderable(f: &PlanField, keys: &ArrayRef, s: usize, e: usize
     };
     match nan {
         None => Ok(()),
-        Some(_) => Err(invalid(format!(
+        Some(_) => Err(Error::invalid(format!(
             "field '{}' of type '{}' holds a NaN key; the container is ordered by its keys and NaN has no order",
             f.path, f.type_name
         ))),
@@ -440,7 +439,7 @@ fn ordered_items(
     check_orderable(f, &keys, s0, e0)?;
     let options = arrow_schema::SortOptions { descending: false, nulls_first: true };
     let cmp = arrow_ord::ord::make_comparator(keys.as_ref(), keys.as_ref(), options)
-        .map_err(|e| invalid(format!("field '{}': cannot order the keys of '{}': {e}", f.path, f.type_name)))?;
+        .map_err(|e| Error::invalid(format!("field '{}': cannot order the keys of '{}': {e}", f.path, f.type_name)))?;
     let in_order = (a..b).all(|i| {
         let (s, e) = (offs.get(i) as usize, offs.get(i + 1) as usize);
         (s + 1..e).all(|k| match cmp(k - 1, k) {
@@ -467,6 +466,6 @@ fn ordered_items(
         ends.push(take.len() as u64);
     }
     let items = arrow_select::take::take(values.as_ref(), &UInt64Array::from(take), None)
-        .map_err(|e| invalid(format!("field '{}': {e}", f.path)))?;
+        .map_err(|e| Error::invalid(format!("field '{}': {e}", f.path)))?;
     Ok(Some((items, ends)))
 }

@@ -6,9 +6,7 @@ use arrow_schema::{DataType, Field};
 use rntuple_format::{Error, Result};
 use std::collections::HashSet;
 
-use super::plan::{
-    child_path, invalid, leaf, map_node, node, template_names, Builder, PlanField, MAX_VARIANT_ALTERNATIVES,
-};
+use super::plan::{child_path, leaf, map_node, node, template_names, Builder, PlanField, MAX_VARIANT_ALTERNATIVES};
 use crate::schema::arrow::Composite;
 use crate::schema::{FieldKind, Primitive};
 
@@ -78,7 +76,7 @@ impl Builder<'_> {
             }
             Composite::Array { item, size } => {
                 let size = u64::try_from(size).ok().filter(|&n| n > 0).ok_or_else(|| {
-                    invalid(format!("field '{path}': fixed-size list of size {size} cannot be a std::array"))
+                    Error::invalid(format!("field '{path}': fixed-size list of size {size} cannot be a std::array"))
                 })?;
                 let child = self.field("_0", &cpath, item.data_type(), item.is_nullable(), None, false, false)?;
                 let (t, a) = template_names(tmpl, std::slice::from_ref(&child), &format!(",{size}"));
@@ -86,7 +84,7 @@ impl Builder<'_> {
             }
             Composite::Record { members } => {
                 if !untyped_ok {
-                    return Err(invalid(format!(
+                    return Err(Error::invalid(format!(
                         "field '{path}': an Arrow struct below a typed field needs a C++ type; the spec allows \
                          untyped records only at the top level and directly below untyped fields. Give it a class \
                          name (read by ROOT through a dictionary or emulation) or std::pair/std::tuple with \
@@ -99,7 +97,7 @@ impl Builder<'_> {
             Composite::Variant { alternatives } => {
                 let n = alternatives.len();
                 if n == 0 || n > MAX_VARIANT_ALTERNATIVES {
-                    return Err(invalid(format!(
+                    return Err(Error::invalid(format!(
                         "field '{path}': a union of {n} members cannot be a std::variant (1 to 125 alternatives)"
                     )));
                 }
@@ -130,7 +128,7 @@ impl Builder<'_> {
         let mut out = Vec::new();
         for f in fields {
             if !seen.insert(f.name().clone()) {
-                return Err(invalid(format!("field '{path}' has two members named '{}'", f.name())));
+                return Err(Error::invalid(format!("field '{path}' has two members named '{}'", f.name())));
             }
             let cpath = child_path(path, f.name());
             out.push(self.field(f.name(), &cpath, f.data_type(), f.is_nullable(), None, untyped_ok, true)?);

@@ -96,7 +96,7 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn bad(&self, why: &str) -> Error {
-        Error::InvalidArgument { message: format!("{}: journal record with {why} (at byte {})", self.what, self.at) }
+        Error::invalid(format!("{}: journal record with {why} (at byte {})", self.what, self.at))
     }
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| self.bad("too few bytes"))?;

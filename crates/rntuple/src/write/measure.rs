@@ -8,11 +8,12 @@
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::Array;
+use rntuple_format::Error;
 use rntuple_format::Result;
 
 use super::fill::{
-    alternative_of, bitset_bits, check_orderable, invalid, list_parts, mismatch, no_nulls, sort_keys, string_parts,
-    union_of, value_nulls,
+    alternative_of, bitset_bits, check_orderable, list_parts, mismatch, no_nulls, sort_keys, string_parts, union_of,
+    value_nulls,
 };
 use super::plan::{unwritable, ColumnPlan, Order, PlanField};
 use crate::schema::FieldKind;
@@ -153,7 +154,7 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
                             hi = mid;
                         }
                     }
-                    Err(invalid(format!(
+                    Err(Error::invalid(format!(
                         "field '{}': string {lo} of the field's values in the batch is not valid UTF-8 ({e}); \
                          std::string values must be UTF-8 text",
                         f.path
@@ -248,7 +249,7 @@ fn check_quant_range(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, a: usi
     };
     match bad {
         None => Ok(()),
-        Some(i) => Err(invalid(format!(
+        Some(i) => Err(Error::invalid(format!(
             "field '{}': value {} of the field's values in the batch is outside the quantization range [{min}, {max}] \
              of its Real32Quant column",
             f.path,

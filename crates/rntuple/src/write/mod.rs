@@ -124,11 +124,7 @@ pub fn write_batches(
     let mut batches = batches.into_iter().peekable();
     let schema = match batches.peek() {
         Some(b) => b.schema(),
-        None => {
-            return Err(Error::InvalidArgument {
-                message: format!("no record batches for RNTuple '{name}': its schema is unknown"),
-            })
-        }
+        None => return Err(Error::invalid(format!("no record batches for RNTuple '{name}': its schema is unknown"))),
     };
     // Refuse bad options and schemas before creating (and replacing) the file.
     options.validate()?;

@@ -7,8 +7,7 @@ use rntuple_format::{Error, Result};
 /// Checks `name` against the naming rules; `what` says what is named
 /// (`"RNTuple"`, `"field"`) and `path` where, for the message.
 pub(crate) fn check_name(name: &str, what: &str, path: &str) -> Result<()> {
-    let bad =
-        |why: String| Err(Error::InvalidArgument { message: format!("invalid {what} name {name:?} ({path}): {why}") });
+    let bad = |why: String| Err(Error::invalid(format!("invalid {what} name {name:?} ({path}): {why}")));
     if name.is_empty() {
         return bad("names must not be empty".into());
     }

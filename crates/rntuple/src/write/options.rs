@@ -107,38 +107,37 @@ pub(crate) const MAX_COMPRESSION_THREADS: usize = 1024;
 impl WriteOptions {
     /// Checks the tunables as ROOT's `RNTupleWriteOptions` setters do.
     pub fn validate(&self) -> Result<()> {
-        let bad = |message: String| Err(Error::InvalidArgument { message });
         if self.approx_zipped_cluster_size == 0 {
-            return bad("approx_zipped_cluster_size must not be 0".into());
+            return Err(Error::invalid("approx_zipped_cluster_size must not be 0"));
         }
         if self.initial_unzipped_page_size == 0 || self.max_unzipped_page_size == 0 {
-            return bad("page sizes must not be 0".into());
+            return Err(Error::invalid("page sizes must not be 0"));
         }
         if self.approx_zipped_cluster_size > self.max_unzipped_cluster_size {
-            return bad(format!(
+            return Err(Error::invalid(format!(
                 "approx_zipped_cluster_size ({}) must not exceed max_unzipped_cluster_size ({})",
                 self.approx_zipped_cluster_size, self.max_unzipped_cluster_size
-            ));
+            )));
         }
         if self.initial_unzipped_page_size > self.max_unzipped_page_size {
-            return bad(format!(
+            return Err(Error::invalid(format!(
                 "initial_unzipped_page_size ({}) must not exceed max_unzipped_page_size ({})",
                 self.initial_unzipped_page_size, self.max_unzipped_page_size
-            ));
+            )));
         }
         if self.max_unzipped_page_size > self.max_unzipped_cluster_size {
-            return bad(format!(
+            return Err(Error::invalid(format!(
                 "max_unzipped_page_size ({}) must not exceed max_unzipped_cluster_size ({})",
                 self.max_unzipped_page_size, self.max_unzipped_cluster_size
-            ));
+            )));
         }
         // Each thread is started (and its handle held) up front: a count from a typo or a
         // fuzzer (2^31) must be refused, not attempted (the Python fuzz target's finding).
         if self.compression_threads > MAX_COMPRESSION_THREADS {
-            return bad(format!(
+            return Err(Error::invalid(format!(
                 "compression_threads ({}) must not exceed {MAX_COMPRESSION_THREADS}",
                 self.compression_threads
-            ));
+            )));
         }
         // Surface unknown algorithms now rather than at the first page.
         rntuple_format::compression::compress(&[0u8; 64], self.compression)?;
@@ -327,7 +326,9 @@ impl Compression {
         let (name, level) = match t.split_once(':') {
             Some((name, level)) => {
                 let level = level.trim().parse::<i64>().map_err(|_| {
-                    invalid(format!("compression '{text}': the level after ':' must be an integer (like 'zstd:7')"))
+                    Error::invalid(format!(
+                        "compression '{text}': the level after ':' must be an integer (like 'zstd:7')"
+                    ))
                 })?;
                 (name.trim(), Some(level))
             }
@@ -344,7 +345,7 @@ impl Compression {
             return Ok(Self::NONE);
         }
         let Some(&(_, algorithm, default)) = ALGORITHMS.iter().find(|a| a.0 == name) else {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "unknown compression algorithm '{name}'; use one of 'zlib', 'lzma', 'lz4', 'zstd', 'none' \
                  or a setting like 505"
             )));
@@ -356,7 +357,7 @@ impl Compression {
     /// writes (ROOT's historic deflate, 3, and unknown ids are refused).
     pub fn from_setting(setting: u32) -> Result<Self> {
         rntuple_format::compression::compress(&[0u8; 64], setting)
-            .map_err(|e| invalid(format!("compression setting {setting}: {e}")))?;
+            .map_err(|e| Error::invalid(format!("compression setting {setting}: {e}")))?;
         Ok(Compression(setting))
     }
 
@@ -382,14 +383,10 @@ impl std::str::FromStr for Compression {
     }
 }
 
-fn invalid(message: String) -> Error {
-    Error::InvalidArgument { message }
-}
-
 fn check_level(level: i64) -> Result<u32> {
     match u32::try_from(level) {
         Ok(l) if (1..=99).contains(&l) => Ok(l),
-        _ => Err(invalid(format!("compression_level must be an integer from 1 to 99, not {level}"))),
+        _ => Err(Error::invalid(format!("compression_level must be an integer from 1 to 99, not {level}"))),
     }
 }
 

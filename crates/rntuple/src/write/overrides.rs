@@ -12,12 +12,13 @@
 //! over a struct it is a class (a record of the struct's members).
 
 use arrow_schema::DataType;
+use rntuple_format::Error;
 use rntuple_format::Result;
 
 use super::columns::compatible;
 use super::names::check_name;
 use super::options::RealEncoding;
-use super::plan::{child_path, invalid, leaf, map_node, node, template_names, Builder, Order, PlanField};
+use super::plan::{child_path, leaf, map_node, node, template_names, Builder, Order, PlanField};
 use crate::schema::cpp::{parse, CppType};
 use crate::schema::{FieldKind, Primitive};
 
@@ -26,11 +27,11 @@ pub(crate) fn apply_real(f: &mut PlanField, enc: RealEncoding) -> Result<()> {
     match (&f.kind, enc) {
         (FieldKind::Primitive(Primitive::F64), RealEncoding::Double32) => f.type_alias = "Double32_t".into(),
         (FieldKind::Primitive(_), RealEncoding::Double32) => {
-            return Err(invalid(format!("field '{}': Double32_t needs a double (Float64) field", f.path)))
+            return Err(Error::invalid(format!("field '{}': Double32_t needs a double (Float64) field", f.path)))
         }
         (FieldKind::Primitive(Primitive::F32 | Primitive::F64), _) => {}
         _ => {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "field '{}' of type '{}' has no floating-point column to encode",
                 f.path, f.type_name
             )))
@@ -38,7 +39,7 @@ pub(crate) fn apply_real(f: &mut PlanField, enc: RealEncoding) -> Result<()> {
     }
     if let RealEncoding::Real32Quant { min, max, .. } = enc {
         if !(min.is_finite() && max.is_finite() && min <= max) {
-            return Err(invalid(format!("field '{}': invalid quantization range [{min}, {max}]", f.path)));
+            return Err(Error::invalid(format!("field '{}': invalid quantization range [{min}, {max}]", f.path)));
         }
     }
     f.real = Some(enc);
@@ -68,7 +69,7 @@ impl Builder<'_> {
         }
         let spec = match (spec, &ov.type_name) {
             (Some(_), Some(t)) => {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "field '{path}': its type is given by its parent's type name, the override '{t}' cannot change it"
                 )))
             }
@@ -100,13 +101,13 @@ impl Builder<'_> {
                 f.kind,
                 FieldKind::Array { .. } | FieldKind::Bitset { .. } | FieldKind::Record | FieldKind::Variant
             ) {
-                return Err(invalid(format!("field '{path}' has no columns with a split encoding")));
+                return Err(Error::invalid(format!("field '{path}' has no columns with a split encoding")));
             }
             f.split = Some(s);
         }
         if let Some(i) = ov.index32 {
             if !matches!(f.kind, FieldKind::String | FieldKind::Collection { .. }) {
-                return Err(invalid(format!("field '{path}' has no index column")));
+                return Err(Error::invalid(format!("field '{path}' has no index column")));
             }
             f.index32 = Some(i);
         }
@@ -116,7 +117,7 @@ impl Builder<'_> {
                 && !f.type_name.starts_with("std::");
             if !class {
                 let what = if f.type_name.is_empty() { "an untyped field" } else { f.type_name.as_str() };
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "field '{path}' is {what}: a type version and checksum belong to user classes and enums \
                      (for an optional or a collection of a class, give them to its '_0')"
                 )));
@@ -150,8 +151,9 @@ impl Builder<'_> {
 
     /// Builds a (non-optional) value whose C++ type is given.
     pub(crate) fn typed(&mut self, name: &str, path: &str, dt: &DataType, spec: CppType) -> Result<PlanField> {
-        let mismatch =
-            |what: &str| invalid(format!("field '{path}': the C++ type {what} does not describe the Arrow type {dt}"));
+        let mismatch = |what: &str| {
+            Error::invalid(format!("field '{path}': the C++ type {what} does not describe the Arrow type {dt}"))
+        };
         match spec {
             CppType::Prim { prim, double32 } => {
                 if !compatible(prim, dt) {
@@ -253,9 +255,9 @@ impl Builder<'_> {
                 let (t, a) = template_names("std::atomic", std::slice::from_ref(&child), "");
                 Ok(node(name, path, FieldKind::Wrapper, t, a, vec![child]))
             }
-            CppType::Optional { .. } => {
-                Err(invalid(format!("field '{path}': an optional of an optional cannot be written from Arrow data")))
-            }
+            CppType::Optional { .. } => Err(Error::invalid(format!(
+                "field '{path}': an optional of an optional cannot be written from Arrow data"
+            ))),
             CppType::Bitset(size) => {
                 let fits = match dt {
                     DataType::FixedSizeList(f, n) => {
@@ -279,7 +281,7 @@ impl Builder<'_> {
                     Vec::new(),
                 ))
             }
-            CppType::Cardinality { .. } => Err(invalid(format!(
+            CppType::Cardinality { .. } => Err(Error::invalid(format!(
                 "field '{path}': ROOT::RNTupleCardinality presents the sizes of a collection; it can only be a \
                  projected field (see projections)"
             ))),

@@ -176,37 +176,31 @@ impl Columns {
         let n = self.cols.len() + plans.len();
         let minimum = Shares::minimum(options, n);
         if self.shares.total != 0 && self.shares.total < minimum {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "memory_budget of {} bytes is too small for {n} columns: at least {minimum} bytes are needed \
+            return Err(Error::invalid(format!(
+                "memory_budget of {} bytes is too small for {n} columns: at least {minimum} bytes are needed \
                      (4 × (initial_unzipped_page_size + 8) bytes per column)",
-                    self.shares.total
-                ),
-            });
+                self.shares.total
+            )));
         }
         for p in plans {
             let i = self.cols.len();
             let initial = options.initial_unzipped_page_size / p.mem_size;
             if initial < 1 {
-                return Err(Error::InvalidArgument {
-                    message: format!(
-                        "initial_unzipped_page_size ({}) is too small for one element of column {i} ({} bytes)",
-                        options.initial_unzipped_page_size, p.mem_size
-                    ),
-                });
+                return Err(Error::invalid(format!(
+                    "initial_unzipped_page_size ({}) is too small for one element of column {i} ({} bytes)",
+                    options.initial_unzipped_page_size, p.mem_size
+                )));
             }
             // At most 2^31 - 1 elements per page (the page list's 31-bit count).
             let max = (self.shares.max_page / p.mem_size).clamp(1, i32::MAX as u64) as usize;
             let initial = (initial as usize).min(max);
             let bytes = initial as u64 * p.mem_size;
             if !self.try_evict(bytes, 0)? {
-                return Err(Error::InvalidArgument {
-                    message: format!(
-                        "page buffer budget of {} bytes cannot hold the initial pages of {} columns",
-                        self.shares.page_buffers,
-                        i + 1
-                    ),
-                });
+                return Err(Error::invalid(format!(
+                    "page buffer budget of {} bytes cannot hold the initial pages of {} columns",
+                    self.shares.page_buffers,
+                    i + 1
+                )));
             }
             let mut values = p.empty.clone();
             values.reserve(initial);
@@ -319,9 +313,10 @@ impl Columns {
             let c = &mut self.cols[col];
             let take = (c.cap - c.values.len()).min(n - done);
             if !extend(&mut c.values, done..done + take) {
-                return Err(Error::InvalidArgument {
-                    message: format!("internal: values of the wrong kind for column {col} ({})", c.values.kind()),
-                });
+                return Err(Error::internal(format!(
+                    "values of the wrong kind for column {col} ({})",
+                    c.values.kind()
+                )));
             }
             c.n_cluster += take as u64;
             done += take;
@@ -477,7 +472,7 @@ impl Columns {
     /// one from the threads; applies what can be applied.
     fn receive_one(&mut self) -> Result<()> {
         let Some(pool) = self.pool.as_mut() else {
-            return Err(Error::InvalidArgument { message: "internal: no compression threads to wait for".into() });
+            return Err(Error::internal("no compression threads to wait for"));
         };
         let done = match pool.help()? {
             Some(done) => done,

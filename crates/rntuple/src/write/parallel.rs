@@ -153,14 +153,14 @@ impl ParallelWriter {
     /// Writes the page lists, the footer and the anchor. Fails while a
     /// context is still open, and when a context failed to commit a cluster.
     pub fn close(self) -> Result<()> {
-        let main = Arc::try_unwrap(self.main).map_err(|m| Error::InvalidArgument {
-            message: format!(
+        let main = Arc::try_unwrap(self.main).map_err(|m| {
+            Error::invalid(format!(
                 "{} fill context(s) of the parallel writer are still open; close or drop them first",
                 Arc::strong_count(&m) - 1
-            ),
+            ))
         })?;
-        let main = main.into_inner().map_err(|_| Error::InvalidArgument {
-            message: "a fill context panicked while committing a cluster; the RNTuple is incomplete".into(),
+        let main = main.into_inner().map_err(|_| {
+            Error::state("a fill context panicked while committing a cluster; the RNTuple is incomplete")
         })?;
         main.close()
     }
@@ -183,7 +183,7 @@ impl std::fmt::Debug for FillContext {
 
 impl FillContext {
     fn inner(&mut self) -> Result<&mut RNTupleWriter<'static>> {
-        self.inner.as_mut().ok_or_else(|| Error::InvalidArgument { message: "the fill context is closed".into() })
+        self.inner.as_mut().ok_or_else(|| Error::invalid("the fill context is closed"))
     }
 
     /// Appends the entries of `batch`: of the schema the context takes
@@ -203,7 +203,7 @@ impl FillContext {
     pub fn check_batch(&self, batch: &RecordBatch) -> Result<()> {
         match &self.inner {
             Some(w) => w.check_leading_values(batch),
-            None => Err(Error::InvalidArgument { message: "the fill context is closed".into() }),
+            None => Err(Error::invalid("the fill context is closed")),
         }
     }
 

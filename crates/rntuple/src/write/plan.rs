@@ -195,17 +195,17 @@ impl Plan {
         let mut seen = HashSet::new();
         for f in arrow.fields() {
             if !seen.insert(f.name().as_str()) {
-                return Err(invalid(format!("the schema has two top-level fields named '{}'", f.name())));
+                return Err(Error::invalid(format!("the schema has two top-level fields named '{}'", f.name())));
             }
             if self.top_names.contains(f.name()) {
-                return Err(invalid(format!("the RNTuple already has a top-level field named '{}'", f.name())));
+                return Err(Error::invalid(format!("the RNTuple already has a top-level field named '{}'", f.name())));
             }
             top.push(b.field(f.name(), f.name(), f.data_type(), f.is_nullable(), None, true, true)?);
         }
         let mut unused: Vec<&String> = overrides.keys().filter(|k| !b.used.contains(k.as_str())).collect();
         if !unused.is_empty() {
             unused.sort();
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "overrides name fields that the schema does not have: {}",
                 unused.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
             )));
@@ -236,9 +236,7 @@ impl Plan {
     /// Adds the projected field `p` (its fields and alias columns) over the
     /// `written` fields.
     fn add_projection(&mut self, written: &Schema, p: &Projection) -> Result<()> {
-        let err = |why: projection::Why| Error::InvalidArgument {
-            message: format!("projection '{}' of '{}': {why}", p.name, p.source),
-        };
+        let err = |why: projection::Why| Error::invalid(format!("projection '{}' of '{}': {why}", p.name, p.source));
         super::names::check_name(&p.name, "projected field", &p.name)?;
         if self.top_names.contains(&p.name) {
             return Err(err(format!("the RNTuple already has a top-level field named '{}'", p.name)));
@@ -309,14 +307,10 @@ impl Plan {
     }
 }
 
-pub(crate) fn invalid(message: String) -> Error {
-    Error::InvalidArgument { message }
-}
-
 /// The error for a plan field of a kind the writer does not build (see
 /// [`PlanField::kind`]).
 pub(crate) fn unwritable(f: &PlanField) -> Error {
-    invalid(format!("internal: field '{}' of kind {:?} cannot be written from Arrow data", f.path, f.kind))
+    Error::internal(format!("field '{}' of kind {:?} cannot be written from Arrow data", f.path, f.kind))
 }
 
 /// `tmpl<a,b,...>` from the children's type names, and the alias spelled

@@ -139,9 +139,8 @@ impl Sealer {
         if let Some(sum) = checksum {
             bytes.extend_from_slice(&sum.to_le_bytes());
         }
-        let num_elements = u32::try_from(num_elements).map_err(|_| Error::InvalidArgument {
-            message: format!("internal: page of {num_elements} elements in column {}", page.col),
-        })?;
+        let num_elements = u32::try_from(num_elements)
+            .map_err(|_| Error::internal(format!("page of {num_elements} elements in column {}", page.col)))?;
         Ok(SealedPage { num_elements, bytes, data_size, packed_size, checksum })
     }
 
@@ -152,9 +151,7 @@ impl Sealer {
             pages.into_iter().map(|e| (e.col, self.seal_page(e))).collect::<Vec<_>>()
         }));
         let pages = sealed.unwrap_or_else(|_| {
-            cols.into_iter()
-                .map(|c| (c, Err(Error::InvalidArgument { message: "a compression thread panicked".into() })))
-                .collect()
+            cols.into_iter().map(|c| (c, Err(Error::state("a compression thread panicked")))).collect()
         });
         let scratch = (self.encoded.capacity() + self.compressed.capacity()) as u64;
         Done { seq, pages, sealer: self.id, scratch }
@@ -175,7 +172,7 @@ struct Shared {
 
 impl Shared {
     fn stopped() -> Error {
-        Error::InvalidArgument { message: "the compression threads have stopped".into() }
+        Error::invalid("the compression threads have stopped")
     }
 
     /// The oldest waiting batch, if any (without waiting).

@@ -75,12 +75,12 @@ impl SharedFileWriter {
     }
 
     fn closed(&self) -> Error {
-        Error::InvalidArgument { message: format!("the file {} has been closed", self.path.display()) }
+        Error::state(format!("the file {} has been closed", self.path.display()))
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Option<FileWriter>>> {
-        self.file.lock().map_err(|_| Error::InvalidArgument {
-            message: format!("a writer of {} panicked; the file is incomplete", self.path.display()),
+        self.file.lock().map_err(|_| {
+            Error::state(format!("a writer of {} panicked; the file is incomplete", self.path.display()))
         })
     }
 

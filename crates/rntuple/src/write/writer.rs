@@ -119,9 +119,7 @@ impl Sink<'_> {
         match self {
             Sink::Borrowed(s) => Ok(&mut **s),
             Sink::Shared(s) => Ok(s),
-            Sink::Context(_) => Err(Error::InvalidArgument {
-                message: "internal: a fill context writes through its parallel writer".into(),
-            }),
+            Sink::Context(_) => Err(Error::internal("a fill context writes through its parallel writer")),
         }
     }
 }
@@ -130,9 +128,8 @@ impl Sink<'_> {
 pub(crate) fn lock_main<'a>(
     main: &'a Mutex<RNTupleWriter<'static>>,
 ) -> Result<std::sync::MutexGuard<'a, RNTupleWriter<'static>>> {
-    main.lock().map_err(|_| Error::InvalidArgument {
-        message: "a fill context panicked while committing a cluster; the RNTuple is incomplete".into(),
-    })
+    main.lock()
+        .map_err(|_| Error::state("a fill context panicked while committing a cluster; the RNTuple is incomplete"))
 }
 
 impl std::fmt::Debug for RNTupleWriter<'_> {
@@ -330,9 +327,10 @@ impl<'f> RNTupleWriter<'f> {
     ) -> Result<()> {
         self.usable()?;
         if matches!(self.sink, Sink::Context(_)) {
-            return Err(Error::InvalidArgument {
-                message: format!("fields cannot be added to a fill context of a parallel writer ('{}')", self.name),
-            });
+            return Err(Error::invalid(format!(
+                "fields cannot be added to a fill context of a parallel writer ('{}')",
+                self.name
+            )));
         }
         let first_entry = self.num_entries();
         let old_columns = self.plan.columns.len();
@@ -399,9 +397,7 @@ impl<'f> RNTupleWriter<'f> {
 
     fn usable(&self) -> Result<()> {
         if self.poisoned {
-            return Err(Error::InvalidArgument {
-                message: format!("RNTuple writer '{}' failed earlier and cannot continue", self.name),
-            });
+            return Err(Error::state(format!("RNTuple writer '{}' failed earlier and cannot continue", self.name)));
         }
         Ok(())
     }
@@ -432,14 +428,12 @@ impl<'f> RNTupleWriter<'f> {
     fn check_schema(&self, batch: &RecordBatch) -> Result<()> {
         let schema = batch.schema();
         if schema.fields().len() != self.plan.fields.len() {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "batch has {} columns, RNTuple '{}' has {} top-level fields",
-                    schema.fields().len(),
-                    self.name,
-                    self.plan.fields.len()
-                ),
-            });
+            return Err(Error::invalid(format!(
+                "batch has {} columns, RNTuple '{}' has {} top-level fields",
+                schema.fields().len(),
+                self.name,
+                self.plan.fields.len()
+            )));
         }
         self.check_fields(&schema)
     }
@@ -449,9 +443,11 @@ impl<'f> RNTupleWriter<'f> {
     fn check_fields(&self, schema: &ArrowSchema) -> Result<()> {
         for (f, af) in self.plan.fields.iter().zip(schema.fields()) {
             if f.name != *af.name() {
-                return Err(Error::InvalidArgument {
-                    message: format!("batch column '{}' where field '{}' was expected", af.name(), f.name),
-                });
+                return Err(Error::invalid(format!(
+                    "batch column '{}' where field '{}' was expected",
+                    af.name(),
+                    f.name
+                )));
             }
             check_type(f, af.data_type())?;
         }
@@ -545,17 +541,15 @@ impl<'f> RNTupleWriter<'f> {
 
     fn entry_over_budget(&self, entry: usize, mem: u64) -> Error {
         let c = &self.filler.columns;
-        Error::InvalidArgument {
-            message: format!(
-                "entry {entry} of the batch (entry {} of RNTuple '{}') takes {mem} bytes in page buffers, more \
+        Error::invalid(format!(
+            "entry {entry} of the batch (entry {} of RNTuple '{}') takes {mem} bytes in page buffers, more \
                  than the memory budget of {} bytes leaves for the pages of a cluster ({} bytes); raise \
                  memory_budget",
-                self.num_entries(),
-                self.name,
-                self.options.memory_budget,
-                c.memory_room_of_empty_cluster()
-            ),
-        }
+            self.num_entries(),
+            self.name,
+            self.options.memory_budget,
+            c.memory_room_of_empty_cluster()
+        ))
     }
 
     /// Writes the pages of the open cluster that are ready (`all`: every

@@ -27,7 +27,7 @@ fn env_number(name: &str) -> Result<Option<f64>> {
     match std::env::var(name) {
         Ok(v) => match v.trim().parse::<f64>() {
             Ok(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
-            _ => Err(Error::InvalidArgument { message: format!("{name}={v:?} is not a non-negative number") }),
+            _ => Err(Error::invalid(format!("{name}={v:?} is not a non-negative number"))),
         },
         Err(_) => Ok(None),
     }
@@ -104,9 +104,8 @@ impl Transport {
             .user_agent(concat!("rntuple/", env!("CARGO_PKG_VERSION")));
         if let Ok(path) = std::env::var("RNTUPLE_CA_FILE") {
             let pem = std::fs::read(&path).map_err(|e| Error::io(format!("RNTUPLE_CA_FILE {path}"), e))?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| Error::InvalidArgument {
-                message: format!("RNTUPLE_CA_FILE {path}: not PEM certificates: {e}"),
-            })?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| Error::invalid(format!("RNTUPLE_CA_FILE {path}: not PEM certificates: {e}")))?;
             for cert in certs {
                 builder = builder.add_root_certificate(cert);
             }
@@ -291,7 +290,7 @@ pub(crate) fn fan_out<T: Send>(
     match failure.into_inner() {
         Ok(Some(e)) => Err(e),
         Ok(None) => Ok(()),
-        Err(_) => Err(Error::InvalidArgument { message: "a request thread panicked".into() }),
+        Err(_) => Err(Error::state("a request thread panicked")),
     }
 }
 
@@ -319,13 +318,7 @@ mod tests {
         let mut seen = seen.into_inner().unwrap();
         seen.sort();
         assert_eq!(seen, (0..10).collect::<Vec<_>>());
-        let err = fan_out((0..10).collect(), 3, |i| {
-            if i == 4 {
-                Err(Error::InvalidArgument { message: "four".into() })
-            } else {
-                Ok(())
-            }
-        });
+        let err = fan_out((0..10).collect(), 3, |i| if i == 4 { Err(Error::invalid("four")) } else { Ok(()) });
         assert!(matches!(err, Err(Error::InvalidArgument { message }) if message == "four"));
     }
 }

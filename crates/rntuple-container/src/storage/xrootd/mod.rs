@@ -98,7 +98,7 @@ pub(crate) fn split_host_port(authority: &str) -> Option<(String, u16)> {
 
 /// Host, port and path (with `?opaque`) of a `root://` or `xroot://` URL.
 fn parse_url(url: &str) -> Result<(String, u16, String)> {
-    let bad = |why: &str| Error::InvalidArgument { message: format!("{url}: {why}") };
+    let bad = |why: &str| Error::invalid(format!("{url}: {why}"));
     let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("not a URL"))?;
     if !matches!(scheme.to_ascii_lowercase().as_str(), "root" | "xroot") {
         return Err(bad("not a root:// or xroot:// URL"));
@@ -263,7 +263,7 @@ impl XrootdFile {
             }
         };
         if stat.flags & p::KXR_IS_DIR != 0 {
-            return Err(Fail::Fatal(Error::InvalidArgument { message: format!("{}: is a directory", self.url) }));
+            return Err(Fail::Fatal(Error::invalid(format!("{}: is a directory", self.url))));
         }
         if let Some(old) = self.stat.get() {
             if (old.size, old.mtime) != (stat.size, stat.mtime) {

@@ -71,14 +71,12 @@ impl RNTupleWriter<'_> {
         streamed: Option<(Vec<Vec<PageDescriptor>>, u64)>,
     ) -> Result<u64> {
         if columns.len() != self.plan.columns.len() {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "internal: a cluster of {} columns for RNTuple '{}' of {} columns",
-                    columns.len(),
-                    self.name,
-                    self.plan.columns.len()
-                ),
-            });
+            return Err(Error::internal(format!(
+                "a cluster of {} columns for RNTuple '{}' of {} columns",
+                columns.len(),
+                self.name,
+                self.plan.columns.len()
+            )));
         }
         let (pages, written) = match streamed {
             Some(s) => s,
@@ -186,9 +184,10 @@ impl RNTupleWriter<'_> {
     pub(crate) fn attribute_sets_mut(&mut self) -> Result<(&mut PendingSets, u64, &WriteOptions)> {
         self.usable()?;
         if matches!(self.sink, Sink::Context(_)) {
-            return Err(Error::InvalidArgument {
-                message: format!("attribute sets are created on the parallel writer of '{}'", self.name),
-            });
+            return Err(Error::invalid(format!(
+                "attribute sets are created on the parallel writer of '{}'",
+                self.name
+            )));
         }
         let written = self.num_entries();
         Ok((&mut self.attribute_sets, written, &self.options))

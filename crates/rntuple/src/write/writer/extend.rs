@@ -105,14 +105,12 @@ impl RNTupleWriter<'_> {
         }
         if k > m || !self.schema_versions.contains(&k) {
             let versions: Vec<String> = self.schema_versions.iter().map(usize::to_string).collect();
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "batch has {k} columns, which matches no schema of RNTuple '{}': its schemas have {} top-level \
+            return Err(Error::invalid(format!(
+                "batch has {k} columns, which matches no schema of RNTuple '{}': its schemas have {} top-level \
                      fields (this fill context takes {m}; see ParallelWriter::schema for the newest)",
-                    self.name,
-                    versions.join(", ")
-                ),
-            });
+                self.name,
+                versions.join(", ")
+            )));
         }
         // Its fields are checked with the widened batch (`write_batch`).
         self.widen(batch).map(Some)
@@ -130,7 +128,7 @@ impl RNTupleWriter<'_> {
             columns.push(zeros(f, af.data_type(), batch.num_rows())?);
         }
         RecordBatch::try_new(Arc::new(fields.finish()), columns)
-            .map_err(|e| Error::InvalidArgument { message: format!("internal: zero values of new fields: {e}") })
+            .map_err(|e| Error::internal(format!("zero values of new fields: {e}")))
     }
 
     /// After a commit inside [`RNTupleWriter::write_batch`], where a fill
@@ -151,12 +149,11 @@ impl RNTupleWriter<'_> {
 /// optionals, arrays and records of zeros, variants in the invalid
 /// (valueless) state, switch tag 0, as ROOT 6.40 reads a deferred variant.
 pub(crate) fn zeros(f: &PlanField, dt: &DataType, n: usize) -> Result<ArrayRef> {
-    let internal = |e: arrow_schema::ArrowError| Error::InvalidArgument {
-        message: format!("internal: zero values of field '{}': {e}", f.path),
-    };
+    let internal =
+        |e: arrow_schema::ArrowError| Error::internal(format!("zero values of field '{}': {e}", f.path));
     let child = |i: usize| {
-        f.children.get(i).ok_or_else(|| Error::InvalidArgument {
-            message: format!("internal: field '{}' of kind {:?} without subfield {i}", f.path, f.kind),
+        f.children.get(i).ok_or_else(|| {
+            Error::internal(format!("field '{}' of kind {:?} without subfield {i}", f.path, f.kind))
         })
     };
     Ok(match (&f.kind, dt) {
@@ -194,8 +191,7 @@ pub(crate) fn zeros(f: &PlanField, dt: &DataType, n: usize) -> Result<ArrayRef> 
 /// empty optional when the variant is an optional's value, see
 /// `fill::value_nulls`).
 fn union_zeros(f: &PlanField, dt: &DataType, n: usize) -> Result<ArrayRef> {
-    let internal =
-        |e: String| Error::InvalidArgument { message: format!("internal: zero values of '{}': {e}", f.path) };
+    let internal = |e: String| Error::internal(format!("zero values of '{}': {e}", f.path));
     let DataType::Union(fields, mode) = dt else { return Err(internal(format!("{dt} is not a union"))) };
     let Some(&first) = f.union_type_ids.first() else {
         return Err(internal("a variant without alternatives".into()));
