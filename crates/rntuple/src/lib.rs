@@ -29,12 +29,12 @@ pub use rntuple_format::{Error, Location, Result};
 pub use attributes::{AttributeRange, AttributeSet, AttributeSetLink};
 pub use descriptor::{ClusterInfo, Descriptor};
 pub use read::{
-    check_page_checksum, field_multipliers, load_envelopes, load_from_anchor, new_anchor, read_envelope, stored_size,
-    unseal_page, Checks, Envelopes, Found, IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
+    check_page_checksum, field_multipliers, load_envelopes, load_from_anchor, read_envelope, stored_size, unseal_page,
+    Checks, Envelopes, Found, IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
 };
 pub use read::{io_report_enabled, set_io_report, IoReport, IO_REPORT_ENV};
 pub use schema::{FieldKind, FieldNode, Schema};
-pub use write::{write_batches, FieldOverride, Projection, RNTupleWriter, RealEncoding, WriteOptions};
+pub use write::{new_anchor, write_batches, FieldOverride, Projection, RNTupleWriter, RealEncoding, WriteOptions};
 
 /// Options of the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use rntuple::container::FileWriter;
 use rntuple::descriptor::ClusterInfo;
 use rntuple::format::checksum::xxh3_64;
 use rntuple::format::column::{decode_page, encode_page, ColumnSpec, ColumnValues};
@@ -21,6 +20,7 @@ use rntuple::format::compression::{compress, Decompressor};
 use rntuple::format::constants::MAX_ZERO_FILL_BYTES;
 use rntuple::format::model::{ColumnPageRange, Locator, PageDescriptor};
 use rntuple::format::{Error, Location, Result};
+use rntuple::write::PageSink;
 use rntuple::{check_page_checksum, unseal_page, Checks};
 
 use super::plan::Plan;
@@ -58,8 +58,9 @@ enum Key {
 }
 
 /// Where the output's pages go.
-pub(crate) struct Sink {
-    pub(crate) file: FileWriter,
+pub(crate) struct Sink<'a> {
+    /// The output RNTuple's page sink; pages are placed in its destination.
+    pub(crate) pages: PageSink<'a>,
     pub(crate) compression: u32,
     buf: Vec<u8>,
     buf_packed: u64,
@@ -75,10 +76,10 @@ pub(crate) struct Sink {
     pub(crate) stats: PageStats,
 }
 
-impl Sink {
-    pub(crate) fn new(file: FileWriter, compression: u32) -> Self {
+impl<'a> Sink<'a> {
+    pub(crate) fn new(pages: PageSink<'a>, compression: u32) -> Self {
         Self {
-            file,
+            pages,
             compression,
             buf: Vec::new(),
             buf_packed: 0,
@@ -117,14 +118,14 @@ impl Sink {
             return Ok(());
         }
         let len = bytes.len() as u64;
-        if len > FLUSH.min(self.file.max_key_size()) {
+        if len > FLUSH.min(self.pages.dest().max_key_size()) {
             self.flush(ranges)?;
-            let off = self.file.write_blob_parts_with_len(&[bytes], packed)?;
+            let off = self.pages.dest().write_blob(&[bytes], packed)?;
             ranges[slot.0].pages[slot.1].locator.offset = off;
             self.written.insert(key, off);
             return Ok(());
         }
-        if self.buf.len() as u64 + len > FLUSH.min(self.file.max_key_size()) {
+        if self.buf.len() as u64 + len > FLUSH.min(self.pages.dest().max_key_size()) {
             self.flush(ranges)?;
         }
         let rel = self.buf.len() as u64;
@@ -140,7 +141,8 @@ impl Sink {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let off = self.file.write_single_key_blob(&[&self.buf], self.buf_packed)?;
+        // At most the max key size: one key.
+        let off = self.pages.dest().write_blob(&[&self.buf], self.buf_packed)?;
         for (r, p, rel) in self.fixups.drain(..) {
             ranges[r].pages[p].locator.offset = off + rel;
         }

@@ -28,10 +28,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use rntuple::container::write::{FileWriter, WriterOptions};
-use rntuple::format::compression::compress;
-use rntuple::format::envelope::{write_footer, write_header, write_page_list};
-use rntuple::format::model::{ClusterGroupDescriptor, ClusterSummary, EnvelopeLink, Footer, Locator, PageList};
 use rntuple::format::{Error, Result};
+use rntuple::write::{FooterParts, PageSink, SinkOptions};
 
 pub use copy::PageStats;
 
@@ -232,7 +230,7 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
     rntuple::write::Compression::from_setting(target)?;
 
     let temp = TempOutput::new(out)?;
-    let file = FileWriter::create(
+    let mut file = FileWriter::create(
         &temp.path,
         WriterOptions { compression: target, sync: options.sync, ..Default::default() },
     )?;
@@ -240,14 +238,9 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let mut sink = copy::Sink::new(file, target);
-    let blob = |sink: &mut copy::Sink, bytes: &[u8]| -> Result<EnvelopeLink> {
-        let packed = compress(bytes, target)?;
-        let offset = sink.file.write_blob_parts_with_len(&[&packed], bytes.len() as u64)?;
-        Ok(EnvelopeLink { length: bytes.len() as u64, locator: Locator { offset, size: packed.len() as u64 } })
-    };
-    let (hbytes, hsum) = write_header(&plan.header)?;
-    let header = blob(&mut sink, &hbytes)?;
+    let sink_options = SinkOptions { compression: target, cluster_group_size: 0, journal: false };
+    let mut sink = copy::Sink::new(PageSink::new(&mut file, &name, sink_options), target);
+    sink.pages.write_header(&plan.header)?;
 
     let total: u64 = loaded
         .iter()
@@ -260,53 +253,35 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
     let ctx = copy::Ctx { plan: &plan, verify_checksums: options.verify_checksums, threads, progress };
     let mut next: Vec<u64> =
         plan.columns.iter().map(|c| c.first_element_index.filter(|&f| f > 0).map_or(0, |f| f as u64)).collect();
-    let mut groups = Vec::new();
-    let mut entries = 0u64;
     let mut clusters = 0usize;
     for (k, l) in loaded.iter().enumerate() {
-        let mut list = PageList { header_checksum: hsum, clusters: Vec::new(), page_locations: Vec::new() };
-        let mut first_entry = entries;
         let cs = &l.descriptor.clusters;
         for (i, c) in cs.iter().enumerate() {
             check(progress, "merge")?;
             let ranges = copy::merge_cluster(&ctx, &mut sink, &mut next, k, l, c)?;
-            list.clusters.push(ClusterSummary { first_entry: entries, num_entries: c.num_entries, flags: 0 });
-            list.page_locations.push(ranges);
-            entries += c.num_entries;
+            sink.pages.record_cluster(c.num_entries, ranges, None)?;
             clusters += 1;
-            let group_ends = cs.get(i + 1).is_none_or(|n| n.group != c.group);
-            if group_ends {
-                let (bytes, _) = write_page_list(&list)?;
-                let link = blob(&mut sink, &bytes)?;
-                groups.push(ClusterGroupDescriptor {
-                    min_entry: first_entry,
-                    entry_span: entries - first_entry,
-                    num_clusters: list.clusters.len() as u32,
-                    page_list: link,
-                });
-                list.clusters.clear();
-                list.page_locations.clear();
-                first_entry = entries;
+            // The inputs' cluster groups stay groups.
+            if cs.get(i + 1).is_none_or(|n| n.group != c.group) {
+                sink.pages.commit_cluster_group()?;
             }
         }
     }
     progress.finish();
 
-    let footer = Footer {
+    let entries = sink.pages.num_entries();
+    let cluster_groups = sink.pages.num_cluster_groups();
+    let footer = FooterParts {
         feature_flags: loaded[0].footer.feature_flags.clone(),
-        header_checksum: hsum,
         schema_extension: plan.extension.clone(),
-        cluster_groups: groups,
         // Left out, as ROOT 6.40's merger does (see the module's documentation).
         attribute_sets: Vec::new(),
     };
-    let (fbytes, _) = write_footer(&footer)?;
-    let footer_link = blob(&mut sink, &fbytes)?;
-    let anchor = rntuple::new_anchor(&header, &footer_link, sink.file.max_key_size());
+    let anchor = sink.pages.finish(footer)?;
     check(progress, "merge")?;
-    sink.file.write_anchor(&name, &anchor)?;
+    sink.pages.write_anchor(&anchor)?;
     let stats = sink.stats;
-    let file = sink.file;
+    drop(sink);
     let bytes = file.len();
     file.finish()?;
     let bytes = std::fs::metadata(&temp.path).map(|m| m.len()).unwrap_or(bytes);
@@ -316,7 +291,7 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
         inputs: inputs.len(),
         entries,
         clusters,
-        cluster_groups: footer.cluster_groups.len(),
+        cluster_groups,
         compression: target,
         pages: stats,
         fields_added: plan.added,

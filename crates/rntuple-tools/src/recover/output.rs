@@ -11,10 +11,8 @@ use rntuple::container::storage::LocalSink;
 use rntuple::container::write::journal::Journal;
 use rntuple::container::write::{FileWriter, WriterOptions};
 use rntuple::container::KeyInfo;
-use rntuple::format::compression::compress;
-use rntuple::format::envelope::{write_footer, write_page_list};
-use rntuple::format::model::{ClusterGroupDescriptor, EnvelopeLink, Locator, PageList};
 use rntuple::format::{Error, Result};
+use rntuple::write::{FooterParts, PageSink, SinkOptions};
 
 use super::{read_at, RecoverOptions, Tuple};
 
@@ -67,27 +65,24 @@ fn write_to(p: &Plan<'_>, tmp: &Path, options: RecoverOptions) -> Result<()> {
     src.seek(SeekFrom::Start(data_start)).map_err(|e| Error::io("the broken file", e))?;
     w.append_copy(&mut std::io::Read::take(src, cut - data_start), cut - data_start)?;
     for t in p.tuples.iter().filter(|t| !t.clusters.is_empty()) {
-        let (clusters, page_locations): (Vec<_>, Vec<_>) = t.clusters.iter().cloned().unzip();
-        let entries = clusters.iter().map(|c| c.num_entries).sum();
-        let num_clusters = clusters.len() as u32;
-        let list = PageList { header_checksum: t.header_checksum, clusters, page_locations };
-        let page_list = envelope(&mut w, &write_page_list(&list)?.0, t.compression)?;
-        let mut footer = t.footer.clone();
-        footer.header_checksum = t.header_checksum;
-        footer.cluster_groups =
-            vec![ClusterGroupDescriptor { min_entry: 0, entry_span: entries, num_clusters, page_list }];
-        footer.attribute_sets = Vec::new();
-        let footer = envelope(&mut w, &write_footer(&footer)?.0, t.compression)?;
-        let anchor = rntuple::new_anchor(&t.header, &footer, w.max_key_size());
-        w.write_anchor(&t.name, &anchor)?;
+        // The RNTuple ends as every writer of the project ends one: through
+        // its page sink, here over the header the broken file holds.
+        let options = SinkOptions { compression: t.compression, cluster_group_size: 0, journal: false };
+        let mut sink = PageSink::new(&mut w, &t.name, options);
+        sink.resume(t.header, t.header_checksum);
+        for (summary, ranges) in &t.clusters {
+            sink.record_cluster(summary.num_entries, ranges.clone(), None)?;
+        }
+        let footer = FooterParts {
+            feature_flags: t.footer.feature_flags.clone(),
+            schema_extension: t.footer.schema_extension.clone(),
+            // Attribute sets are written at the close the broken file never reached.
+            attribute_sets: Vec::new(),
+        };
+        let anchor = sink.finish(footer)?;
+        sink.write_anchor(&anchor)?;
     }
     w.finish()
-}
-
-fn envelope(w: &mut FileWriter, bytes: &[u8], compression: u32) -> Result<EnvelopeLink> {
-    let zipped = compress(bytes, compression)?;
-    let offset = w.write_blob_parts_with_len(&[&zipped], bytes.len() as u64)?;
-    Ok(EnvelopeLink { length: bytes.len() as u64, locator: Locator { offset, size: zipped.len() as u64 } })
 }
 
 /// Checks that the bytes `[data_start, cut)` are whole keys, one after the

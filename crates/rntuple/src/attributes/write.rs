@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, StructArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema};
-use rntuple_container::Anchor;
 use rntuple_format::model::{AttributeSetLink, Locator};
 use rntuple_format::{Error, Result};
 
 use super::{AttributeRange, RANGE_LEN, RANGE_START, RESERVED_PREFIX, SCHEMA_VERSION, USER_DATA};
+use crate::write::context::Context;
 use crate::write::{BlobSink, FieldOverride, RNTupleWriter, WriteOptions};
 
 /// The attribute sets of one RNTuple being written.
@@ -30,34 +30,8 @@ struct PendingSet {
     options: WriteOptions,
     /// Committed entries, as batches of the set's RNTuple schema.
     batches: Vec<RecordBatch>,
-    /// A writer that never writes, to check committed batches with.
-    checker: RNTupleWriter<'static>,
-}
-
-/// A sink that takes nothing: a writer over it only checks batches.
-struct Refuse;
-
-impl BlobSink for Refuse {
-    fn write_blob(&mut self, _: &[&[u8]], _: u64) -> Result<u64> {
-        Err(Error::internal("an attribute set checker wrote a payload"))
-    }
-    fn write_anchor(&mut self, _: &str, _: &Anchor) -> Result<()> {
-        Err(Error::internal("an attribute set checker wrote an anchor"))
-    }
-    fn max_key_size(&self) -> u64 {
-        u64::MAX
-    }
-}
-
-/// A writer over [`Refuse`] (a zero-sized sink leaked costs nothing).
-fn checker(
-    name: &str,
-    schema: &ArrowSchema,
-    overrides: &HashMap<String, FieldOverride>,
-    options: &WriteOptions,
-) -> Result<RNTupleWriter<'static>> {
-    let sink: &'static mut Refuse = Box::leak(Box::new(Refuse));
-    RNTupleWriter::with_sink(sink, name, schema, overrides, options.clone())
+    /// A fill context that never fills, to check committed batches with.
+    checker: Context,
 }
 
 impl PendingSets {
@@ -88,8 +62,8 @@ impl PendingSets {
         ]);
         let overrides = overrides.iter().map(|(k, v)| (format!("{USER_DATA}.{k}"), v.clone())).collect();
         let options = WriteOptions { description: String::new(), ..options.clone() };
-        let checker =
-            checker(name, &meta, &overrides, &options).map_err(|e| e.within(&format!("attribute set {name:?}")))?;
+        let checker = Context::new(name, &meta, &overrides, options.clone(), false)
+            .map_err(|e| e.within(&format!("attribute set {name:?}")))?;
         let schema = Arc::new(meta);
         self.sets.push(PendingSet { name: name.to_string(), schema, overrides, options, batches: Vec::new(), checker });
         Ok(())
@@ -148,9 +122,10 @@ impl PendingSets {
         for set in self.sets {
             let within = |e: Error| e.within(&format!("attribute set {:?}", set.name));
             let anchor = {
-                let mut w = RNTupleWriter::with_sink(sink, &set.name, &set.schema, &set.overrides, set.options.clone())
-                    .map_err(within)?
-                    .without_journal();
+                let mut w =
+                    RNTupleWriter::with_sink(&mut *sink, &set.name, &set.schema, &set.overrides, set.options.clone())
+                        .map_err(within)?
+                        .without_journal();
                 for b in &set.batches {
                     w.write_batch(b).map_err(within)?;
                 }

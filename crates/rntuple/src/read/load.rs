@@ -9,9 +9,8 @@
 
 use rntuple_container::{Anchor, KeyInfo, RootFile};
 use rntuple_format::compression::{decompress, guard_expansion};
-use rntuple_format::constants::FORMAT_VERSION;
 use rntuple_format::envelope::{header_checksum, parse_footer, parse_header, parse_page_list};
-use rntuple_format::model::{EnvelopeLink, Footer, Header, PageList};
+use rntuple_format::model::{Footer, Header, PageList};
 use rntuple_format::{Error, Location, Result};
 
 /// A problem found while loading or unsealing, with the name of the check
@@ -124,26 +123,6 @@ impl Envelopes {
             .enumerate()
             .map(|(g, pl)| pl.ok_or_else(|| Error::NotFound { what: format!("page list of cluster group {g}") }))
             .collect()
-    }
-}
-
-/// The anchor our writers (the write engine, merge) store for an RNTuple
-/// whose header and footer envelopes are at `header` and `footer` (spec
-/// "Anchor schema"), stamped with [`FORMAT_VERSION`].
-pub fn new_anchor(header: &EnvelopeLink, footer: &EnvelopeLink, max_key_size: u64) -> Anchor {
-    let (version_epoch, version_major, version_minor, version_patch) = FORMAT_VERSION;
-    Anchor {
-        version_epoch,
-        version_major,
-        version_minor,
-        version_patch,
-        seek_header: header.locator.offset,
-        nbytes_header: header.locator.size,
-        len_header: header.length,
-        seek_footer: footer.locator.offset,
-        nbytes_footer: footer.locator.size,
-        len_footer: footer.length,
-        max_key_size,
     }
 }
 

@@ -39,7 +39,7 @@ use crate::ReadOptions;
 
 pub(crate) use io::IoCounters;
 pub use io::{IoStats, BATCH_BYTES, MAX_GAP, MAX_REQUEST};
-pub use load::{load_envelopes, load_from_anchor, new_anchor, read_envelope, Checks, Envelopes, Found};
+pub use load::{load_envelopes, load_from_anchor, read_envelope, Checks, Envelopes, Found};
 pub use report::{io_report_enabled, set_io_report, IoReport, IO_REPORT_ENV};
 pub(crate) use select::{resolve as resolve_selection, Selected};
 pub(crate) use source::column_multipliers;

@@ -6,7 +6,7 @@ use arrow_schema::{DataType, Field};
 use rntuple_format::{Error, Result};
 use std::collections::HashSet;
 
-use super::plan::{child_path, leaf, map_node, node, template_names, Builder, PlanField, MAX_VARIANT_ALTERNATIVES};
+use super::model::{child_path, leaf, map_node, node, template_names, Builder, PlanField, MAX_VARIANT_ALTERNATIVES};
 use crate::schema::arrow::Composite;
 use crate::schema::{FieldKind, Primitive};
 

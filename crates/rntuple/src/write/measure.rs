@@ -11,11 +11,11 @@ use arrow_array::Array;
 use rntuple_format::Error;
 use rntuple_format::Result;
 
-use super::fill::{
+use super::access::{
     alternative_of, bitset_bits, check_orderable, list_parts, mismatch, no_nulls, sort_keys, string_parts, union_of,
     value_nulls,
 };
-use super::plan::{unwritable, ColumnPlan, Order, PlanField};
+use super::model::{unwritable, ColumnPlan, Order, PlanField};
 use crate::schema::FieldKind;
 
 /// What ROOT counts per variant entry: `sizeof(RColumnSwitch)`, the

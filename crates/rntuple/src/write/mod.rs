@@ -15,43 +15,66 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! How the pieces fit (each module documents the ROOT behaviour it follows):
+//! Two layers, as ROOT has them (page sink / fill context) and parquet
+//! (file writer / column writers):
 //!
-//! * `plan`: Arrow schema + [`FieldOverride`]s → field tree, C++ type
-//!   names, columns (the header envelope); it grows by late schema
-//!   extension ([`RNTupleWriter::add_fields`], deferred columns). Split into
-//!   `infer` (types from Arrow), `overrides` (types and encodings users
-//!   give), `columns` (column rules); C++ names, the fundamental-type table
-//!   and [`Projection`]s (projected fields with alias columns) live in the
-//!   schema layer ([`crate::schema`]);
-//! * `fill`: Arrow arrays → column elements, entry ranges at a time (ordered
-//!   containers sorted, bitsets unpacked);
+//! * the **page sink** (`sink`, [`PageSink`]) owns where the bytes go:
+//!   header and footer envelopes, page blobs, page lists and cluster groups,
+//!   the anchor, attribute-set links and the journal record of every
+//!   committed cluster, into a [`BlobSink`] destination ([`FileWriter`],
+//!   [`SharedFileWriter`]); `merge` and `recover` end their files through it
+//!   too;
+//! * the **fill contexts** (`context`) own turning entries into pages: the
+//!   field model they fill by, page buffers that grow, seal and stay within
+//!   a budget, the open cluster and ROOT's cluster-size estimate. A full
+//!   cluster is handed to the sink.
+//!
+//! [`RNTupleWriter`] is one fill context over one page sink;
+//! [`ParallelWriter`] is several fill contexts ([`FillContext`]) over the
+//! sink of one such writer, shared under a lock.
+//!
+//! The modules (each documents the ROOT behaviour it follows):
+//!
+//! * `model`: Arrow schema + [`FieldOverride`]s → field tree, C++ type
+//!   names, columns and their rules (the header envelope); it grows by late
+//!   schema extension ([`RNTupleWriter::add_fields`], deferred columns).
+//!   `infer` (types from Arrow) and `overrides` (types and encodings users
+//!   give) build it; C++ names, the fundamental-type table and
+//!   [`Projection`]s live in the schema layer ([`crate::schema`]);
+//! * `access`: the parts of Arrow arrays a field reads; `shred`: Arrow
+//!   arrays → column elements, entry ranges at a time (ordered containers
+//!   sorted, bitsets unpacked); `measure`: what entries cost and the checks
+//!   of their values;
 //! * `pages`: page buffers that grow, seal and stay within a budget;
-//! * `pool`: the threads that compress sealed pages while filling goes on;
-//! * `budget`: the memory budget ([`WriteOptions::memory_budget`]) shared
+//!   `sealing`: the threads that encode and compress filled pages;
+//!   `budget`: the memory budget ([`WriteOptions::memory_budget`]) shared
 //!   out, and the count of the bytes held ([`RNTupleWriter::memory_use`]);
-//! * `layout`: a cluster's pages grouped by column into `RBlob` keys, with
-//!   same-page merging (with `WriteOptions::group_pages_by_column`; by
-//!   default pages are streamed in sealing order, `writer/stream.rs`);
-//! * `writer` ([`RNTupleWriter`]): clusters, cluster groups (page lists), footer, anchor;
-//! * `shared` ([`SharedFileWriter`]): a file shared by writers that own their handle;
-//! * `parallel` ([`ParallelWriter`]): fill contexts on several threads filling clusters of one RNTuple.
+//! * `context`: the fill-context layer (`context/extend.rs`: late schema
+//!   extension of a parallel writer's contexts);
+//! * `sink`: the page-sink layer; `layout`: a cluster's pages grouped by
+//!   column into `RBlob` keys, with same-page merging; `stream`: pages
+//!   written before their cluster commits; `journal`: the journal records;
+//! * `writer` ([`RNTupleWriter`]), `parallel` ([`ParallelWriter`]), `shared`
+//!   ([`SharedFileWriter`]: a file shared by writers that own their handle).
 
+mod access;
 mod budget;
-mod columns;
-mod fill;
+pub(crate) mod context;
 mod infer;
 pub mod journal;
 mod layout;
 mod measure;
+mod model;
 mod names;
 mod options;
 mod overrides;
 mod pages;
 mod parallel;
-mod plan;
-mod pool;
+mod sealing;
 mod shared;
+mod shred;
+pub mod sink;
+mod stream;
 mod writer;
 
 #[cfg(test)]
@@ -62,54 +85,14 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 use rntuple_container::write::{FileWriter, WriterOptions};
-use rntuple_container::Anchor;
 use rntuple_format::{Error, Result};
 
 pub use budget::MemoryUse;
 pub use options::{Compression, FieldOverride, Projection, RealEncoding, WriteOptions};
 pub use parallel::{FillContext, ParallelWriter};
 pub use shared::SharedFileWriter;
+pub use sink::{new_anchor, BlobSink, FooterParts, PageSink, SinkOptions, WrittenHeader};
 pub use writer::RNTupleWriter;
-
-/// What the engine needs from the container: [`FileWriter`],
-/// [`SharedFileWriter`], or an in-memory stand-in in the unit tests.
-pub(crate) trait BlobSink: Send {
-    /// Writes `parts` back to back as one payload (split over keys when it
-    /// exceeds the maximum key size); returns the payload's offset.
-    /// `uncompressed_len` is recorded as the key's object length, as ROOT does.
-    fn write_blob(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64>;
-    fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()>;
-    fn max_key_size(&self) -> u64;
-    /// Writes the anchor of an attribute set's RNTuple where no directory
-    /// lists it; returns the offset of its bytes (`anchor.to_bytes()`).
-    fn write_hidden_anchor(&mut self, _name: &str, anchor: &Anchor) -> Result<u64> {
-        let bytes = anchor.to_bytes();
-        self.write_blob(&[&bytes], bytes.len() as u64)
-    }
-    /// Makes the payloads written so far survive the process and journals
-    /// `record` ([`FileWriter::commit`]); a sink without a journal ignores it.
-    fn commit(&mut self, _record: &[u8]) -> Result<()> {
-        Ok(())
-    }
-}
-
-impl BlobSink for FileWriter {
-    fn write_blob(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64> {
-        self.write_blob_parts_with_len(parts, uncompressed_len)
-    }
-    fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()> {
-        FileWriter::write_anchor(self, name, anchor)
-    }
-    fn max_key_size(&self) -> u64 {
-        FileWriter::max_key_size(self)
-    }
-    fn write_hidden_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<u64> {
-        FileWriter::write_hidden_anchor(self, name, anchor)
-    }
-    fn commit(&mut self, record: &[u8]) -> Result<()> {
-        FileWriter::commit(self, record)
-    }
-}
 
 /// Writes `batches` as the RNTuple `name` into a new ROOT file at `path`
 /// (replacing an existing file). The schema is the first batch's; there must
@@ -128,7 +111,7 @@ pub fn write_batches(
     };
     // Refuse bad options and schemas before creating (and replacing) the file.
     options.validate()?;
-    plan::Plan::new(&schema, overrides, &options)?;
+    model::Plan::new(&schema, overrides, &options)?;
     let mut file = FileWriter::create(path, WriterOptions { compression: options.compression, ..Default::default() })?;
     let mut writer = RNTupleWriter::new(&mut file, name, &schema, overrides, options)?;
     for b in batches {

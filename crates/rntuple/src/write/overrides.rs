@@ -15,10 +15,10 @@ use arrow_schema::DataType;
 use rntuple_format::Error;
 use rntuple_format::Result;
 
-use super::columns::compatible;
+use super::model::compatible;
+use super::model::{child_path, leaf, map_node, node, template_names, Builder, Order, PlanField};
 use super::names::check_name;
 use super::options::RealEncoding;
-use super::plan::{child_path, leaf, map_node, node, template_names, Builder, Order, PlanField};
 use crate::schema::cpp::{parse, CppType};
 use crate::schema::{FieldKind, Primitive};
 

@@ -36,28 +36,15 @@ use rntuple_format::column::{ColumnSpec, ColumnValues};
 use rntuple_format::{Error, Result};
 
 use super::budget::{MemoryUse, Shares};
+use super::model::ColumnPlan;
 use super::options::WriteOptions;
-use super::plan::ColumnPlan;
-use super::pool::{scratch_bound, Done, Filled, Pool};
+pub(crate) use super::sealing::SealedPage;
+use super::sealing::{scratch_bound, Done, Filled, Pool};
 
 mod element;
 mod ready;
 pub(crate) use element::Element;
 pub(crate) use ready::Blob;
-
-/// A page ready to be written.
-#[derive(Debug, Clone)]
-pub(crate) struct SealedPage {
-    pub num_elements: u32,
-    /// The compressed page, followed by its xxh3-64 (little-endian) when
-    /// page checksums are on (spec "Page Locations").
-    pub bytes: Vec<u8>,
-    /// Size of the compressed page alone: what the locator records.
-    pub data_size: u64,
-    /// Size of the uncompressed page.
-    pub packed_size: u64,
-    pub checksum: Option<u64>,
-}
 
 /// The open page and the sealed pages of the current cluster of one column.
 #[derive(Debug)]
@@ -71,8 +58,6 @@ pub(crate) struct ColumnBuf {
     /// Current page capacity in elements.
     cap: usize,
     pub sealed: Vec<SealedPage>,
-    /// Global index of this column's first element in the current cluster.
-    pub first_element: u64,
     /// Elements appended in the current cluster.
     pub n_cluster: u64,
 }
@@ -89,7 +74,6 @@ impl ColumnBuf {
 /// What a finished cluster holds of one column.
 #[derive(Debug)]
 pub(crate) struct ClusterColumn {
-    pub first_element: u64,
     pub pages: Vec<SealedPage>,
 }
 
@@ -213,7 +197,6 @@ impl Columns {
                 max,
                 cap: initial,
                 sealed: Vec::new(),
-                first_element: p.first_element,
                 n_cluster: 0,
             });
             self.allocated += bytes;
@@ -543,20 +526,11 @@ impl Columns {
             .cols
             .iter_mut()
             .map(|c| {
-                let out = ClusterColumn { first_element: c.first_element, pages: std::mem::take(&mut c.sealed) };
-                c.first_element += c.n_cluster;
+                let out = ClusterColumn { pages: std::mem::take(&mut c.sealed) };
                 c.n_cluster = 0;
                 out
             })
             .collect())
-    }
-
-    /// Numbers the next `n` elements of `col` (a cluster of a fill
-    /// context, see `ParallelWriter`): returns the index of the first.
-    pub fn advance(&mut self, col: usize, n: u64) -> u64 {
-        let c = &mut self.cols[col];
-        c.first_element += n;
-        c.first_element - n
     }
 
     /// Elements appended to `col` in the current cluster.

@@ -10,9 +10,11 @@ use arrow_schema::Schema as ArrowSchema;
 use rntuple_format::{Error, Result};
 
 use super::budget::MemoryUse;
+use super::context::{ClusterTarget, Context};
 use super::options::{FieldOverride, Projection, WriteOptions};
+use super::pages::Columns;
 use super::shared::SharedFileWriter;
-use super::writer::{lock_main, RNTupleWriter};
+use super::writer::{record_cluster, RNTupleWriter};
 use crate::attributes::AttributeRange;
 
 /// One RNTuple filled by several [`FillContext`]s, e.g. one per thread.
@@ -91,7 +93,7 @@ impl ParallelWriter {
         options: WriteOptions,
     ) -> Result<Self> {
         let mut w = RNTupleWriter::new_shared(file, name, schema, overrides, options)?;
-        w.write_header_now()?;
+        w.ensure_header()?;
         Ok(ParallelWriter { main: Arc::new(Mutex::new(w)) })
     }
 
@@ -112,7 +114,13 @@ impl ParallelWriter {
         overrides: &HashMap<String, FieldOverride>,
         projections: &[Projection],
     ) -> Result<()> {
-        lock_main(&self.main)?.add_fields_parallel(schema, overrides, projections)
+        let mut main = lock_main(&self.main)?;
+        main.ctx.usable()?;
+        // A fresh fill context must be able to hold the new columns.
+        let mut trial = main.ctx.plan.clone();
+        trial.extend(schema, overrides, projections, &main.ctx.options, main.num_entries())?;
+        Columns::new(&trial.columns, &main.ctx.options)?;
+        main.add_fields(schema, overrides, projections)
     }
 
     /// The newest schema of the batches: the one new contexts take.
@@ -122,7 +130,8 @@ impl ParallelWriter {
 
     /// A new context to fill entries with (on any thread).
     pub fn create_fill_context(&self) -> Result<FillContext> {
-        Ok(FillContext { inner: Some(RNTupleWriter::fill_context(&self.main)?) })
+        let ctx = Context::sibling(&lock_main(&self.main)?.ctx)?;
+        Ok(FillContext { ctx: Some(ctx), main: Arc::clone(&self.main) })
     }
 
     /// Entries in the clusters committed so far.
@@ -166,24 +175,61 @@ impl ParallelWriter {
     }
 }
 
+/// Locks the writer of a [`ParallelWriter`].
+fn lock_main<'a>(main: &'a Mutex<RNTupleWriter<'static>>) -> Result<std::sync::MutexGuard<'a, RNTupleWriter<'static>>> {
+    main.lock()
+        .map_err(|_| Error::state("a fill context panicked while committing a cluster; the RNTuple is incomplete"))
+}
+
 /// Fills clusters of a [`ParallelWriter`]'s RNTuple: entries are appended
 /// with [`FillContext::write_batch`] (as [`RNTupleWriter::write_batch`],
 /// clusters committed at the same sizes) and the open cluster is committed
 /// with [`FillContext::flush_cluster`] or [`FillContext::close`].
 pub struct FillContext {
     /// `None` once closed.
-    inner: Option<RNTupleWriter<'static>>,
+    ctx: Option<Context>,
+    main: Arc<Mutex<RNTupleWriter<'static>>>,
 }
 
 impl std::fmt::Debug for FillContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FillContext").field("writer", &self.inner).finish()
+        f.debug_struct("FillContext").field("context", &self.ctx).finish()
+    }
+}
+
+/// A fill context's clusters go into the sink of its parallel writer's
+/// writer, under its lock, numbered in commit order.
+struct ViaMain<'a>(&'a Mutex<RNTupleWriter<'static>>);
+
+impl ClusterTarget for ViaMain<'_> {
+    fn commit(&mut self, ctx: &mut Context) -> Result<()> {
+        let mut columns = ctx.seal_cluster()?;
+        let mut main = lock_main(self.0)?;
+        main.ctx.usable()?;
+        // Fields added since this context last looked: its entries get their
+        // zero values, so that the cluster carries every column of the schema
+        // it is recorded under (`context/extend.rs`).
+        if ctx.adopt(&main.ctx)? {
+            let added = ctx.seal_cluster()?;
+            let known = columns.len();
+            columns.extend(added.into_iter().skip(known));
+        }
+        let main = &mut *main;
+        let r = record_cluster(&mut main.sink, ctx, &columns, None);
+        let written = main.ctx.guard(r)?;
+        drop(columns);
+        ctx.cluster_committed(written);
+        Ok(())
+    }
+
+    fn stream(&mut self, _: &mut Context) -> Result<()> {
+        Ok(())
     }
 }
 
 impl FillContext {
-    fn inner(&mut self) -> Result<&mut RNTupleWriter<'static>> {
-        self.inner.as_mut().ok_or_else(|| Error::invalid("the fill context is closed"))
+    fn inner(&mut self) -> Result<&mut Context> {
+        self.ctx.as_mut().ok_or_else(|| Error::state("the fill context is closed"))
     }
 
     /// Appends the entries of `batch`: of the schema the context takes
@@ -191,7 +237,15 @@ impl FillContext {
     /// fields it lacks get zero values), or of a newer one, which the
     /// context then adopts ([`ParallelWriter`]).
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
-        self.inner()?.write_batch(batch)
+        let main = Arc::clone(&self.main);
+        let ctx = self.inner()?;
+        ctx.usable()?;
+        if batch.num_columns() > ctx.schema().fields().len() {
+            let r = lock_main(&main).and_then(|m| ctx.adopt(&m.ctx));
+            ctx.guard(r)?;
+        }
+        let widened = ctx.earlier_batch(batch)?;
+        ctx.write_batch(widened.as_ref().unwrap_or(batch), &mut ViaMain(&main))
     }
 
     /// Checks the values of `batch` as [`RNTupleWriter::check_batch`] does,
@@ -201,45 +255,49 @@ impl FillContext {
     /// ([`FillContext::schema`]); the fields of a newer schema in the batch
     /// are checked when they are written.
     pub fn check_batch(&self, batch: &RecordBatch) -> Result<()> {
-        match &self.inner {
-            Some(w) => w.check_leading_values(batch),
-            None => Err(Error::invalid("the fill context is closed")),
+        match &self.ctx {
+            Some(c) => c.check_leading_values(batch),
+            None => Err(Error::state("the fill context is closed")),
         }
     }
 
     /// The schema the context takes now: the writer's when the context was
     /// created or last adopted the newest one. Empty once closed.
     pub fn schema(&self) -> ArrowSchema {
-        self.inner.as_ref().map_or_else(ArrowSchema::empty, |w| w.schema().clone())
+        self.ctx.as_ref().map_or_else(ArrowSchema::empty, |c| c.schema().clone())
     }
 
     /// Commits the entries appended since the last cluster as a cluster of
     /// the RNTuple (no-op when there are none).
     pub fn flush_cluster(&mut self) -> Result<()> {
-        self.inner()?.commit_cluster()
+        let main = Arc::clone(&self.main);
+        self.inner()?.commit(&mut ViaMain(&main))
     }
 
     /// Entries appended through this context (committed or not).
     pub fn num_entries(&self) -> u64 {
-        self.inner.as_ref().map_or(0, |w| w.num_entries())
+        self.ctx.as_ref().map_or(0, |c| c.num_entries())
     }
 
     /// The bytes this context's buffers hold now and at most.
     pub fn memory_use(&self) -> MemoryUse {
-        self.inner.as_ref().map_or_else(MemoryUse::default, |w| w.memory_use())
+        self.ctx.as_ref().map_or_else(MemoryUse::default, |c| c.memory_use())
     }
 
     /// Commits the open cluster and ends the context.
     pub fn close(mut self) -> Result<()> {
-        let r = self.inner()?.commit_cluster();
+        let r = self.flush_cluster();
         self.finish(r)
     }
 
     /// Ends the context; a failure marks the parallel writer failed.
     fn finish(&mut self, r: Result<()>) -> Result<()> {
-        if let Some(w) = self.inner.take() {
-            if r.is_err() || w.has_failed() {
-                w.poison_main();
+        if let Some(c) = self.ctx.take() {
+            if r.is_err() || c.has_failed() {
+                match self.main.lock() {
+                    Ok(mut m) => m.ctx.poison(),
+                    Err(p) => p.into_inner().ctx.poison(),
+                }
             }
         }
         r
@@ -248,8 +306,8 @@ impl FillContext {
 
 impl Drop for FillContext {
     fn drop(&mut self) {
-        let r = match self.inner.as_mut() {
-            Some(w) if !w.has_failed() => w.commit_cluster(),
+        let r = match self.ctx.as_ref() {
+            Some(c) if !c.has_failed() => self.flush_cluster(),
             _ => Ok(()),
         };
         let _ = self.finish(r);

@@ -79,9 +79,9 @@ impl SharedFileWriter {
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Option<FileWriter>>> {
-        self.file.lock().map_err(|_| {
-            Error::state(format!("a writer of {} panicked; the file is incomplete", self.path.display()))
-        })
+        self.file
+            .lock()
+            .map_err(|_| Error::state(format!("a writer of {} panicked; the file is incomplete", self.path.display())))
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut FileWriter) -> Result<T>) -> Result<T> {

@@ -256,8 +256,8 @@ fn pages_are_coalesced_within_the_max_key_size() {
 
 #[test]
 fn the_page_buffer_budget_seals_the_largest_pages_early() {
-    let plans: Vec<plan::ColumnPlan> = (0..8)
-        .map(|_| plan::ColumnPlan {
+    let plans: Vec<model::ColumnPlan> = (0..8)
+        .map(|_| model::ColumnPlan {
             spec: ColumnSpec::new(rntuple_format::model::ColumnType::Int64, 64, None).unwrap(),
             mem_size: 8,
             empty: ColumnValues::I64(Vec::new()),
@@ -328,7 +328,7 @@ fn an_rntuple_without_entries_has_no_cluster_group() {
 #[test]
 fn the_footer_has_the_four_extension_lists_as_root_writes_them() {
     let footer = Footer { feature_flags: vec![0], header_checksum: 42, ..Default::default() };
-    let bytes = super::writer::footer_envelope(&footer).unwrap();
+    let bytes = rntuple_format::envelope::write_footer(&footer).unwrap().0;
     // preamble, flags, header checksum, extension frame of 8 + 4 * 12 bytes,
     // empty cluster group list, empty attribute set list, checksum.
     assert_eq!(bytes.len(), 8 + 8 + 8 + 56 + 12 + 12 + 8);

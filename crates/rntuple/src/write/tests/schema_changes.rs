@@ -275,6 +275,7 @@ fn bitsets_are_repetitive_leaves_with_a_bit_column() {
     .unwrap();
     let e = wr.check_batch(&big).unwrap_err().to_string();
     assert!(e.contains("value 1024 (entry 1") && e.contains("above the 10 bits"), "{e}");
+    drop(wr);
     let ov11: HashMap<String, FieldOverride> = [("b".to_string(), FieldOverride::type_name("std::bitset<11>"))].into();
     let only_b = Schema::new(vec![batch.schema().field(0).clone()]);
     let e = RNTupleWriter::with_sink(&mut sink, "u", &only_b, &ov11, WriteOptions::default()).unwrap_err().to_string();

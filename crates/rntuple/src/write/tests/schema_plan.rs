@@ -7,8 +7,8 @@ use arrow_schema::{DataType, Field, Schema as ArrowSchema};
 use rntuple_format::model::{ColumnType, StructuralRole};
 use rntuple_format::Result;
 
+use crate::write::model::Plan;
 use crate::write::options::{FieldOverride, RealEncoding, WriteOptions};
-use crate::write::plan::Plan;
 
 fn plan(fields: Vec<Field>, ov: &[(&str, FieldOverride)], options: WriteOptions) -> Result<Plan> {
     let ov: HashMap<String, FieldOverride> = ov.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();

@@ -1,4 +1,4 @@
-//! Late schema extension of a [`super::super::ParallelWriter`] while its fill
+//! Late schema extension of a [`crate::write::ParallelWriter`] while its fill
 //! contexts fill (spec "Schema Extension Record Frame", "Column
 //! Description" flag 0x01 for deferred columns).
 //!
@@ -6,7 +6,7 @@
 //! commits: the new columns are deferred to the entries committed so far,
 //! and every cluster committed afterwards must carry them for all its
 //! entries. A fill context created before keeps its copy of the older plan
-//! and adopts the newest one ([`RNTupleWriter::adopt`]) when it is handed a
+//! and adopts the newest one ([`Context::adopt`]) when it is handed a
 //! batch with more fields than it knows, or, at the latest, when it commits
 //! a cluster after the extension (under the main writer's lock, so that no
 //! further extension can slip in between). Either way, the entries it holds
@@ -18,6 +18,7 @@
 //! of the new columns for the open cluster are filled and sealed under the
 //! lock, once per context and extension.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow_array::{
@@ -25,42 +26,30 @@ use arrow_array::{
     UnionArray,
 };
 use arrow_buffer::ScalarBuffer;
-use arrow_schema::{DataType, Schema as ArrowSchema, SchemaBuilder};
+use arrow_schema::{DataType, SchemaBuilder};
+use rntuple_format::{Error, Result};
 
-use super::*;
+use super::Context;
 use crate::schema::FieldKind;
-use crate::write::plan::PlanField;
+use crate::write::measure::unzipped_bytes;
+use crate::write::model::PlanField;
 
 /// Entries of zero values built at once when a context adopts a schema (the
 /// arrays of one step stay small whatever the cluster size).
 const ZERO_STEP: usize = 1 << 16;
 
-impl RNTupleWriter<'static> {
-    /// Adds fields to the writer of a parallel writer, whose contexts may be
-    /// filling: [`RNTupleWriter::add_fields`] once a fresh fill context is
-    /// known to be able to hold the new columns (a refused addition leaves
-    /// the writer as it was).
-    pub(crate) fn add_fields_parallel(
-        &mut self,
-        schema: &ArrowSchema,
-        overrides: &HashMap<String, FieldOverride>,
-        projections: &[Projection],
-    ) -> Result<()> {
-        self.usable()?;
-        let mut trial = self.plan.clone();
-        trial.extend(schema, overrides, projections, &self.options, self.num_entries())?;
-        Columns::new(&trial.columns, &self.options)?;
-        self.add_fields(schema, overrides, projections)
+impl Context {
+    /// Whether the writer's context `main` has a newer schema than this one.
+    pub fn behind(&self, main: &Context) -> bool {
+        main.plan.schema.fields.len() != self.plan.schema.fields.len()
     }
-}
 
-impl RNTupleWriter<'_> {
-    /// Takes the newest schema of `main` (the parallel writer's writer) if
+    /// Takes the newest schema of `main` (the parallel writer's context) if
     /// this fill context has an older one: the new fields' columns get page
     /// buffers and the entries of the open cluster get their zero values.
     /// Returns whether the schema changed.
-    pub(super) fn adopt(&mut self, main: &RNTupleWriter<'static>) -> Result<bool> {
-        if main.plan.schema.fields.len() == self.plan.schema.fields.len() {
+    pub fn adopt(&mut self, main: &Context) -> Result<bool> {
+        if !self.behind(main) {
             return Ok(false);
         }
         let (old_fields, old_columns) = (self.plan.fields.len(), self.plan.columns.len());
@@ -85,20 +74,13 @@ impl RNTupleWriter<'_> {
         Ok(true)
     }
 
-    /// For a fill context: `batch` as the context takes it, `None` when it
-    /// has the context's schema. A batch with more fields makes the context
-    /// adopt the newest schema first; a batch of an earlier schema of the
-    /// writer is completed with the zero values of the fields it lacks.
-    pub(super) fn context_batch(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
-        let Sink::Context(main) = &self.sink else { return Ok(None) };
+    /// `batch` as a fill context takes it, `None` when it has the context's
+    /// schema: a batch of an earlier schema of the writer is completed with
+    /// the zero values of the fields it lacks. (A batch with more fields
+    /// than the context knows makes it adopt the newest schema first: the
+    /// caller's part, under the writer's lock.)
+    pub fn earlier_batch(&self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
         let k = batch.num_columns();
-        if k > self.plan.fields.len() {
-            let main = Arc::clone(main);
-            let main = lock_main(&main)?;
-            let r = self.adopt(&main);
-            drop(main);
-            self.guard(r)?;
-        }
         let m = self.plan.fields.len();
         if k == m {
             return Ok(None);
@@ -131,12 +113,12 @@ impl RNTupleWriter<'_> {
             .map_err(|e| Error::internal(format!("zero values of new fields: {e}")))
     }
 
-    /// After a commit inside [`RNTupleWriter::write_batch`], where a fill
-    /// context may have adopted a newer schema: the rest of `batch` needs the
-    /// new fields too.
-    pub(super) fn widen_after_commit(&self, batch: &mut std::borrow::Cow<'_, RecordBatch>) -> Result<()> {
+    /// After a commit inside [`Context::write_batch`], where a fill context
+    /// may have adopted a newer schema: the rest of `batch` needs the new
+    /// fields too.
+    pub(super) fn widen_after_commit(&self, batch: &mut Cow<'_, RecordBatch>) -> Result<()> {
         if batch.num_columns() < self.plan.fields.len() {
-            *batch = std::borrow::Cow::Owned(self.widen(batch)?);
+            *batch = Cow::Owned(self.widen(batch)?);
         }
         Ok(())
     }
@@ -149,12 +131,11 @@ impl RNTupleWriter<'_> {
 /// optionals, arrays and records of zeros, variants in the invalid
 /// (valueless) state, switch tag 0, as ROOT 6.40 reads a deferred variant.
 pub(crate) fn zeros(f: &PlanField, dt: &DataType, n: usize) -> Result<ArrayRef> {
-    let internal =
-        |e: arrow_schema::ArrowError| Error::internal(format!("zero values of field '{}': {e}", f.path));
+    let internal = |e: arrow_schema::ArrowError| Error::internal(format!("zero values of field '{}': {e}", f.path));
     let child = |i: usize| {
-        f.children.get(i).ok_or_else(|| {
-            Error::internal(format!("field '{}' of kind {:?} without subfield {i}", f.path, f.kind))
-        })
+        f.children
+            .get(i)
+            .ok_or_else(|| Error::internal(format!("field '{}' of kind {:?} without subfield {i}", f.path, f.kind)))
     };
     Ok(match (&f.kind, dt) {
         (FieldKind::Collection { nullable: true }, DataType::Union(..)) => union_zeros(child(0)?, dt, n)?,
@@ -187,9 +168,9 @@ pub(crate) fn zeros(f: &PlanField, dt: &DataType, n: usize) -> Result<ArrayRef> 
 }
 
 /// `n` variants (field `f`, a union `dt`) in the invalid state: a null value
-/// in the first alternative (switch tag 0, see `fill::append_variant`; an
+/// in the first alternative (switch tag 0, see `shred::append_variant`; an
 /// empty optional when the variant is an optional's value, see
-/// `fill::value_nulls`).
+/// `shred::value_nulls`).
 fn union_zeros(f: &PlanField, dt: &DataType, n: usize) -> Result<ArrayRef> {
     let internal = |e: String| Error::internal(format!("zero values of '{}': {e}", f.path));
     let DataType::Union(fields, mode) = dt else { return Err(internal(format!("{dt} is not a union"))) };

@@ -30,7 +30,19 @@ use rntuple_format::column::{encode_page_into, ColumnSpec, ColumnValues};
 use rntuple_format::compression::compress_into;
 use rntuple_format::{Error, Result};
 
-use super::pages::SealedPage;
+/// A page ready to be written.
+#[derive(Debug, Clone)]
+pub(crate) struct SealedPage {
+    pub num_elements: u32,
+    /// The compressed page, followed by its xxh3-64 (little-endian) when
+    /// page checksums are on (spec "Page Locations").
+    pub bytes: Vec<u8>,
+    /// Size of the compressed page alone: what the locator records.
+    pub data_size: u64,
+    /// Size of the uncompressed page.
+    pub packed_size: u64,
+    pub checksum: Option<u64>,
+}
 
 /// A filled, not yet encoded page of column `col`: the column's page
 /// buffer itself, handed over without a copy.
