@@ -83,6 +83,17 @@ impl<'a> Cursor<'a> {
         Ok(u64::from_be_bytes(self.array()?))
     }
 
+    /// A file offset (a "seek" field of ROOT's records): 64-bit in the
+    /// `large` form of the record (a class version past ROOT's "big file"
+    /// threshold), 32-bit otherwise.
+    pub(crate) fn seek(&mut self, large: bool) -> Result<u64> {
+        if large {
+            self.u64()
+        } else {
+            self.u32().map(u64::from)
+        }
+    }
+
     /// A streamed `TString`: one length byte, or 255 followed by a 4-byte
     /// big-endian length, then the characters. Names that are not UTF-8 are
     /// converted lossily (ROOT strings are bytes).

@@ -62,10 +62,9 @@ impl DirectoryRecord {
         let nbytes_keys = c.i32()?;
         let nbytes_name = c.i32()?;
         let large = version > BIG_DIRECTORY_VERSION;
-        let seek = |c: &mut Cursor<'_>| if large { c.u64() } else { c.u32().map(u64::from) };
-        let seek_dir = seek(&mut c)?;
-        let seek_parent = seek(&mut c)?;
-        let seek_keys = seek(&mut c)?;
+        let seek_dir = c.seek(large)?;
+        let seek_parent = c.seek(large)?;
+        let seek_keys = c.seek(large)?;
         let (Ok(nbytes_keys), Ok(nbytes_name)) = (u32::try_from(nbytes_keys), u32::try_from(nbytes_name)) else {
             return Err(Error::out_of_spec(
                 format!("negative size: fNbytesKeys {nbytes_keys}, fNbytesName {nbytes_name}"),

@@ -83,15 +83,14 @@ impl FileHeader {
         let version = c.u32()?;
         let begin = u64::from(c.u32()?);
         let large = version >= BIG_FILE_VERSION;
-        let seek = |c: &mut Cursor<'_>| if large { c.u64() } else { c.u32().map(u64::from) };
-        let end = seek(&mut c)?;
-        let seek_free = seek(&mut c)?;
+        let end = c.seek(large)?;
+        let seek_free = c.seek(large)?;
         let nbytes_free = c.u32()?;
         let nfree = c.u32()?;
         let nbytes_name = c.u32()?;
         let units = c.u8()?;
         let compress = c.u32()?;
-        let seek_info = seek(&mut c)?;
+        let seek_info = c.seek(large)?;
         let nbytes_info = c.u32()?;
         let header = Self {
             version,

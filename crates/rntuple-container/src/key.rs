@@ -100,8 +100,8 @@ pub(crate) fn parse_key(c: &mut Cursor<'_>, dir_path: &str) -> Result<KeyInfo> {
     let key_len = c.i16()?;
     let cycle = c.i16()?;
     let large = version > BIG_KEY_VERSION;
-    let seek_key = if large { c.u64()? } else { u64::from(c.u32()?) };
-    let seek_pdir = if large { c.u64()? } else { u64::from(c.u32()?) };
+    let seek_key = c.seek(large)?;
+    let seek_pdir = c.seek(large)?;
     let class_name = c.tstring()?;
     let name = c.tstring()?;
     let title = c.tstring()?;

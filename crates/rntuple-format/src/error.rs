@@ -91,6 +91,22 @@ pub enum Error {
 /// Result alias used throughout the crates.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The location of a located error, by reference or by mutable reference
+/// (as `$error` is).
+macro_rules! location_of {
+    ($error:expr) => {
+        match $error {
+            Error::OutOfSpec { location, .. }
+            | Error::Truncated { location, .. }
+            | Error::ChecksumMismatch { location, .. }
+            | Error::Unsupported { location, .. }
+            | Error::WouldOverAllocate { location, .. }
+            | Error::Decompression { location, .. } => Some(location),
+            _ => None,
+        }
+    };
+}
+
 impl Error {
     /// Wrong arguments from the caller ([`Error::InvalidArgument`]).
     pub fn invalid(message: impl Into<String>) -> Self {
@@ -116,17 +132,19 @@ impl Error {
     /// Adds context to the location of a located error (keeps the innermost
     /// offset). Context the location already names is not repeated.
     pub fn within(mut self, outer: &str) -> Self {
-        if let Error::OutOfSpec { location, .. }
-        | Error::Truncated { location, .. }
-        | Error::ChecksumMismatch { location, .. }
-        | Error::Unsupported { location, .. }
-        | Error::WouldOverAllocate { location, .. }
-        | Error::Decompression { location, .. } = &mut self
-        {
+        if let Some(location) = self.location_mut() {
             if !location.context.contains(outer) {
                 location.context = format!("{} ({})", location.context, outer);
             }
         }
         self
+    }
+    /// Where in the input the error was found, for the errors about the
+    /// input (not the caller's arguments, I/O or internal ones).
+    pub fn location(&self) -> Option<&Location> {
+        location_of!(self)
+    }
+    fn location_mut(&mut self) -> Option<&mut Location> {
+        location_of!(self)
     }
 }

@@ -21,6 +21,27 @@
 use crate::constants::{LIST_FRAME_PREAMBLE_SIZE, RECORD_FRAME_PREAMBLE_SIZE};
 use crate::error::{Error, Location, Result};
 
+/// `Reader::u16(what)` and its kin: the next value of each type, little-endian
+/// (spec "Basic Types").
+macro_rules! little_endian_reads {
+    ($($t:ident),*) => {$(
+        #[doc = concat!("The next `", stringify!($t), "`, little-endian.")]
+        pub fn $t(&mut self, what: &str) -> Result<$t> {
+            self.array(what).map($t::from_le_bytes)
+        }
+    )*};
+}
+
+/// `Writer::u16(v)` and its kin: appends each value little-endian.
+macro_rules! little_endian_writes {
+    ($($t:ident),*) => {$(
+        #[doc = concat!("Appends a `", stringify!($t), "`, little-endian.")]
+        pub fn $t(&mut self, v: $t) {
+            self.bytes(&v.to_le_bytes());
+        }
+    )*};
+}
+
 /// A cursor over a byte slice that never reads past its end.
 ///
 /// Every error names `what` was being read, the structure the cursor belongs
@@ -126,24 +147,7 @@ impl<'a> Reader<'a> {
     pub fn u8(&mut self, what: &str) -> Result<u8> {
         Ok(self.array::<1>(what)?[0])
     }
-    pub fn u16(&mut self, what: &str) -> Result<u16> {
-        self.array(what).map(u16::from_le_bytes)
-    }
-    pub fn u32(&mut self, what: &str) -> Result<u32> {
-        self.array(what).map(u32::from_le_bytes)
-    }
-    pub fn i32(&mut self, what: &str) -> Result<i32> {
-        self.array(what).map(i32::from_le_bytes)
-    }
-    pub fn u64(&mut self, what: &str) -> Result<u64> {
-        self.array(what).map(u64::from_le_bytes)
-    }
-    pub fn i64(&mut self, what: &str) -> Result<i64> {
-        self.array(what).map(i64::from_le_bytes)
-    }
-    pub fn f64(&mut self, what: &str) -> Result<f64> {
-        self.array(what).map(f64::from_le_bytes)
-    }
+    little_endian_reads!(u16, u32, i32, u64, i64, f64);
 
     /// A string: 32-bit byte count, then UTF-8 bytes (spec "Basic Types").
     pub fn string(&mut self, what: &str) -> Result<String> {
@@ -267,24 +271,7 @@ impl Writer {
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
-    pub fn u16(&mut self, v: u16) {
-        self.bytes(&v.to_le_bytes());
-    }
-    pub fn u32(&mut self, v: u32) {
-        self.bytes(&v.to_le_bytes());
-    }
-    pub fn i32(&mut self, v: i32) {
-        self.bytes(&v.to_le_bytes());
-    }
-    pub fn u64(&mut self, v: u64) {
-        self.bytes(&v.to_le_bytes());
-    }
-    pub fn i64(&mut self, v: i64) {
-        self.bytes(&v.to_le_bytes());
-    }
-    pub fn f64(&mut self, v: f64) {
-        self.bytes(&v.to_le_bytes());
-    }
+    little_endian_writes!(u16, u32, i32, u64, i64, f64);
     /// A string (32-bit length, then bytes). Fails beyond 4 GiB.
     pub fn string(&mut self, s: &str) -> Result<()> {
         let len = u32::try_from(s.len())
@@ -313,6 +300,18 @@ impl Writer {
         let size = (self.buf.len() - frame.start) as i64;
         let stored = if frame.list { -size } else { size };
         self.buf[frame.start..frame.start + 8].copy_from_slice(&stored.to_le_bytes());
+    }
+    /// A list frame of one record frame per item, `write` giving each
+    /// record its payload.
+    pub fn record_list<T>(&mut self, items: &[T], mut write: impl FnMut(&mut Self, &T) -> Result<()>) -> Result<()> {
+        let list = self.begin_list(items.len())?;
+        for item in items {
+            let rec = self.begin_record();
+            write(self, item)?;
+            self.end_frame(rec);
+        }
+        self.end_frame(list);
+        Ok(())
     }
 }
 

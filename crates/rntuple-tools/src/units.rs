@@ -77,21 +77,25 @@ mod tests {
 
     #[test]
     fn byte_units() {
-        assert_eq!(bytes(0), "0 B");
-        assert_eq!(bytes(999), "999 B");
-        assert_eq!(bytes(1000), "1.00 kB");
-        assert_eq!(bytes(1234), "1.23 kB");
-        assert_eq!(bytes(45_600_000), "45.6 MB");
-        assert_eq!(bytes(999_600), "1.00 MB");
-        assert_eq!(bytes(123_456_789_012), "123 GB");
+        let cases = [
+            (0, "0 B"),
+            (999, "999 B"),
+            (1000, "1.00 kB"),
+            (1234, "1.23 kB"),
+            (45_600_000, "45.6 MB"),
+            (999_600, "1.00 MB"),
+            (123_456_789_012, "123 GB"),
+        ];
+        for (n, text) in cases {
+            assert_eq!(bytes(n), text, "{n} bytes");
+        }
     }
 
     #[test]
     fn counts_and_ratios() {
-        assert_eq!(count(0), "0");
-        assert_eq!(count(999), "999");
-        assert_eq!(count(1000), "1,000");
-        assert_eq!(count(1_234_567), "1,234,567");
+        for (n, text) in [(0, "0"), (999, "999"), (1000, "1,000"), (1_234_567, "1,234,567")] {
+            assert_eq!(count(n), text);
+        }
         assert_eq!(ratio(div(10, 4)), "2.50");
         assert_eq!(ratio(div(1, 0)), "-");
         assert_eq!(compression(505), "505 (zstd 5)");

@@ -124,7 +124,7 @@ pub(crate) fn read_ranges_via_into(reader: &dyn ReadAt, size: u64, ranges: &[(u6
 
 /// Checks `ranges` against a store of `size` bytes and an output of
 /// `out_len` bytes that must hold them one after the other.
-fn check_ranges_into(ranges: &[(u64, usize)], size: u64, out_len: usize) -> Result<()> {
+pub(crate) fn check_ranges_into(ranges: &[(u64, usize)], size: u64, out_len: usize) -> Result<()> {
     let mut total = 0usize;
     for &(offset, len) in ranges {
         check_range(offset, len as u64, size, "vectored read")?;

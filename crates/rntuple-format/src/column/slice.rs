@@ -81,21 +81,7 @@ impl<'a> ColumnSlice<'a> {
 
     /// Name of the variant, for messages.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Bool(_) => "Bool",
-            Self::I8(_) => "I8",
-            Self::U8(_) => "U8",
-            Self::I16(_) => "I16",
-            Self::U16(_) => "U16",
-            Self::I32(_) => "I32",
-            Self::U32(_) => "U32",
-            Self::I64(_) => "I64",
-            Self::U64(_) => "U64",
-            Self::F32(_) => "F32",
-            Self::F64(_) => "F64",
-            Self::Index(_) => "Index",
-            Self::Switch { .. } => "Switch",
-        }
+        variant_name!(self)
     }
 
     /// Copies `src[from..from + self.len()]` into this window, converting

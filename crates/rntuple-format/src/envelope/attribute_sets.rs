@@ -61,18 +61,13 @@ pub(crate) fn read_attribute_sets(r: &mut Reader<'_>) -> Result<Vec<AttributeSet
 
 /// Writes the list frame of linked attribute set records.
 pub(crate) fn write_attribute_sets(w: &mut Writer, sets: &[AttributeSetLink]) -> Result<()> {
-    let list = w.begin_list(sets.len())?;
-    for s in sets {
-        let rec = w.begin_record();
+    w.record_list(sets, |w, s| {
         w.u16(s.schema_version_major);
         w.u16(s.schema_version_minor);
         w.u32(s.anchor_length);
         write_locator(w, &s.anchor_locator);
-        w.string(&s.name)?;
-        w.end_frame(rec);
-    }
-    w.end_frame(list);
-    Ok(())
+        w.string(&s.name)
+    })
 }
 
 #[cfg(test)]

@@ -68,16 +68,13 @@ pub fn write_footer(f: &Footer) -> Result<(Vec<u8>, u64)> {
     let ext = w.begin_record();
     write_schema_description(&mut w, &f.schema_extension)?;
     w.end_frame(ext);
-    let list = w.begin_list(f.cluster_groups.len())?;
-    for g in &f.cluster_groups {
-        let rec = w.begin_record();
+    w.record_list(&f.cluster_groups, |w, g| {
         w.u64(g.min_entry);
         w.u64(g.entry_span);
         w.u32(g.num_clusters);
-        write_envelope_link(&mut w, &g.page_list);
-        w.end_frame(rec);
-    }
-    w.end_frame(list);
+        write_envelope_link(w, &g.page_list);
+        Ok(())
+    })?;
     write_attribute_sets(&mut w, &f.attribute_sets)?;
     finish(w)
 }

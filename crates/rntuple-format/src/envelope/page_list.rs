@@ -112,17 +112,14 @@ pub fn write_page_list(p: &PageList) -> Result<(Vec<u8>, u64)> {
     }
     let mut w = begin(ENVELOPE_TYPE_PAGE_LIST);
     w.u64(p.header_checksum);
-    let list = w.begin_list(p.clusters.len())?;
-    for c in &p.clusters {
+    w.record_list(&p.clusters, |w, c| {
         if c.num_entries > CLUSTER_MAX_ENTRIES {
             return Err(Error::invalid(format!("cluster of {} entries exceeds 2^56", c.num_entries)));
         }
-        let rec = w.begin_record();
         w.u64(c.first_entry);
         w.u64((u64::from(c.flags) << 56) | c.num_entries);
-        w.end_frame(rec);
-    }
-    w.end_frame(list);
+        Ok(())
+    })?;
     let top = w.begin_list(p.page_locations.len())?;
     for cluster in &p.page_locations {
         let outer = w.begin_list(cluster.len())?;

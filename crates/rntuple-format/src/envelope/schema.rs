@@ -152,9 +152,7 @@ fn parse_column(list: &mut Reader<'_>) -> Result<ColumnDescriptor> {
 /// Writes the four list frames of a schema description. The flags of
 /// fields and columns are derived from their optional members.
 pub fn write_schema_description(w: &mut Writer, s: &SchemaDescription) -> Result<()> {
-    let list = w.begin_list(s.fields.len())?;
-    for f in &s.fields {
-        let rec = w.begin_record();
+    w.record_list(&s.fields, |w, f| {
         w.u32(f.field_version);
         w.u32(f.type_version);
         w.u32(f.parent_id);
@@ -190,13 +188,9 @@ pub fn write_schema_description(w: &mut Writer, s: &SchemaDescription) -> Result
         if let Some(c) = f.type_checksum {
             w.u32(c);
         }
-        w.end_frame(rec);
-    }
-    w.end_frame(list);
-
-    let list = w.begin_list(s.columns.len())?;
-    for c in &s.columns {
-        let rec = w.begin_record();
+        Ok(())
+    })?;
+    w.record_list(&s.columns, |w, c| {
         w.u16(c.column_type.id());
         w.u16(c.bits_on_storage);
         w.u32(c.field_id);
@@ -216,22 +210,14 @@ pub fn write_schema_description(w: &mut Writer, s: &SchemaDescription) -> Result
             w.f64(min);
             w.f64(max);
         }
-        w.end_frame(rec);
-    }
-    w.end_frame(list);
-
-    let list = w.begin_list(s.alias_columns.len())?;
-    for a in &s.alias_columns {
-        let rec = w.begin_record();
+        Ok(())
+    })?;
+    w.record_list(&s.alias_columns, |w, a| {
         w.u32(a.physical_column_id);
         w.u32(a.field_id);
-        w.end_frame(rec);
-    }
-    w.end_frame(list);
-
-    let list = w.begin_list(s.extra_type_info.len())?;
-    for e in &s.extra_type_info {
-        let rec = w.begin_record();
+        Ok(())
+    })?;
+    w.record_list(&s.extra_type_info, |w, e| {
         w.u32(e.content_id);
         w.u32(e.type_version);
         w.string(&e.type_name)?;
@@ -239,8 +225,6 @@ pub fn write_schema_description(w: &mut Writer, s: &SchemaDescription) -> Result
             .map_err(|_| crate::Error::invalid("extra type information content exceeds 4 GiB"))?;
         w.u32(len);
         w.bytes(&e.content);
-        w.end_frame(rec);
-    }
-    w.end_frame(list);
-    Ok(())
+        Ok(())
+    })
 }

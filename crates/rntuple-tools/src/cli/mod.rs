@@ -53,6 +53,13 @@ pub struct PythonCommand {
     pub usage: String,
 }
 
+impl PythonCommand {
+    /// Subcommand `name` with its arguments, and its usage line from `root`.
+    fn new(name: &str, args: serde_json::Value, root: &mut clap::Command) -> Self {
+        PythonCommand { name: name.into(), args, usage: usage::usage_of(root, Some(name)) }
+    }
+}
+
 /// The usage error text for `rntuple SUBCOMMAND` in the format of every
 /// other usage error: `usage: ...` then `rntuple SUBCOMMAND: error: MESSAGE`.
 pub fn usage_error(usage: &str, subcommand: &str, message: &str) -> String {
@@ -138,9 +145,9 @@ fn report_parse_error(e: &clap::Error, root: &mut clap::Command, sub: Option<&st
 }
 
 fn convert_command(a: ConvertArgs, root: &mut clap::Command) -> PythonCommand {
-    PythonCommand {
-        name: "convert".into(),
-        args: json!({
+    PythonCommand::new(
+        "convert",
+        json!({
             "inputs": a.inputs,
             "output": a.output,
             "name": a.name,
@@ -150,14 +157,14 @@ fn convert_command(a: ConvertArgs, root: &mut clap::Command) -> PythonCommand {
             "progress": a.progress.value(),
             "quiet": a.quiet,
         }),
-        usage: usage::usage_of(root, Some("convert")),
-    }
+        root,
+    )
 }
 
 fn browse_command(a: BrowseArgs, verify: bool, root: &mut clap::Command) -> PythonCommand {
-    PythonCommand {
-        name: "browse".into(),
-        args: json!({
+    PythonCommand::new(
+        "browse",
+        json!({
             "target": a.target,
             "port": a.port,
             "host": a.host,
@@ -166,14 +173,14 @@ fn browse_command(a: BrowseArgs, verify: bool, root: &mut clap::Command) -> Pyth
             "output": a.output,
             "verify_checksums": verify,
         }),
-        usage: usage::usage_of(root, Some("browse")),
-    }
+        root,
+    )
 }
 
 fn study_command(a: StudyArgs, root: &mut clap::Command) -> PythonCommand {
-    PythonCommand {
-        name: "study".into(),
-        args: json!({
+    PythonCommand::new(
+        "study",
+        json!({
             "study": a.study,
             "target": a.target,
             "output": a.output,
@@ -187,8 +194,8 @@ fn study_command(a: StudyArgs, root: &mut clap::Command) -> PythonCommand {
             "progress": a.progress.value(),
             "quiet": a.quiet,
         }),
-        usage: usage::usage_of(root, Some("study")),
-    }
+        root,
+    )
 }
 
 fn draw_command(a: DrawArgs, verify: bool, root: &mut clap::Command) -> Dispatch {

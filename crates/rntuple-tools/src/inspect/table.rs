@@ -64,11 +64,21 @@ fn shown(n: usize, limits: Limits) -> usize {
     limits.top.map_or(n, |t| t.min(n))
 }
 
-fn heading(out: &mut dyn Write, what: &str, shown: usize, total: usize) -> Result<()> {
-    if shown < total {
-        writeln!(out, "\n{what} ({shown} of {total}, largest first; --top 0 shows all)")
-    } else {
-        writeln!(out, "\n{what}")
+/// Which rows of a table are shown when `--top` cuts it.
+#[derive(Clone, Copy)]
+enum Order {
+    /// Sorted by size: the largest.
+    LargestFirst,
+    /// In file order: the first.
+    InOrder,
+}
+
+/// A table's heading, saying which rows are shown when not all are.
+fn heading(out: &mut dyn Write, what: &str, order: Order, shown: usize, total: usize) -> Result<()> {
+    match order {
+        _ if shown >= total => writeln!(out, "\n{what}"),
+        Order::LargestFirst => writeln!(out, "\n{what} ({shown} of {total}, largest first; --top 0 shows all)"),
+        Order::InOrder => writeln!(out, "\n{what} (first {shown} of {total}; --top 0 shows all)"),
     }
 }
 
@@ -200,7 +210,7 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
     }
 
     let n = shown(r.fields.len(), limits);
-    heading(out, "Top-level fields by compressed size", n, r.fields.len())?;
+    heading(out, "Top-level fields by compressed size", Order::LargestFirst, n, r.fields.len())?;
     let rows: Vec<Vec<String>> = r.fields[..n]
         .iter()
         .map(|f| {
@@ -232,7 +242,7 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
     )?;
 
     let n = shown(r.columns.len(), limits);
-    heading(out, "Columns by compressed size", n, r.columns.len())?;
+    heading(out, "Columns by compressed size", Order::LargestFirst, n, r.columns.len())?;
     let rows: Vec<Vec<String>> = r.columns[..n]
         .iter()
         .map(|c| {
@@ -278,11 +288,7 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
     )?;
 
     let n = shown(r.clusters.len(), limits);
-    if n < r.clusters.len() {
-        writeln!(out, "\nClusters (first {n} of {}; --top 0 shows all)", r.clusters.len())?;
-    } else {
-        writeln!(out, "\nClusters")?;
-    }
+    heading(out, "Clusters", Order::InOrder, n, r.clusters.len())?;
     let rows: Vec<Vec<String>> = r.clusters[..n]
         .iter()
         .map(|c| {
@@ -331,11 +337,7 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
     }
 
     let n = shown(r.cluster_groups.len(), limits);
-    if n < r.cluster_groups.len() {
-        writeln!(out, "\nCluster groups (first {n} of {}; --top 0 shows all)", r.cluster_groups.len())?;
-    } else {
-        writeln!(out, "\nCluster groups")?;
-    }
+    heading(out, "Cluster groups", Order::InOrder, n, r.cluster_groups.len())?;
     let rows: Vec<Vec<String>> = r.cluster_groups[..n]
         .iter()
         .map(|g| {

@@ -171,7 +171,7 @@ impl Reporter<'_> {
             Error::Io { .. } => "io",
             _ => at.check,
         };
-        let offset = error_offset(e).or(at.offset);
+        let offset = e.location().and_then(|l| l.offset).or(at.offset);
         self.structure(Where { check, offset, ..at }, e.to_string());
     }
 
@@ -232,19 +232,6 @@ impl Where {
     pub(crate) fn page(mut self, p: usize) -> Self {
         self.page = Some(p);
         self
-    }
-}
-
-/// The byte offset an error names, if any.
-fn error_offset(e: &Error) -> Option<u64> {
-    match e {
-        Error::OutOfSpec { location, .. }
-        | Error::Truncated { location, .. }
-        | Error::ChecksumMismatch { location, .. }
-        | Error::Unsupported { location, .. }
-        | Error::WouldOverAllocate { location, .. }
-        | Error::Decompression { location, .. } => location.offset,
-        _ => None,
     }
 }
 

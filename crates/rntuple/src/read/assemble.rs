@@ -18,7 +18,7 @@ use rntuple_format::column::ColumnValues;
 use rntuple_format::model::ColumnType;
 use rntuple_format::{Error, Location, Result};
 
-use super::plan::{structure_error, variant_ranges, Plan};
+use super::element_ranges::{structure_error, variant_ranges, Plan};
 use crate::schema::{FieldKind, FieldNode};
 use crate::ArrowShape;
 

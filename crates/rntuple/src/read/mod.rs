@@ -3,30 +3,31 @@
 //!
 //! A read goes through four steps:
 //!
-//! 1. **plan** ([`plan`]): the element range of every selected field and
-//!    column in every cluster the entry range touches, from the page lists
-//!    (for clusters cut by the range, after reading the offsets of the cut
-//!    collections);
+//! 1. **element ranges** ([`element_ranges`]): the element range of every
+//!    selected field and column in every cluster the entry range touches,
+//!    from the page lists (for clusters cut by the range, after reading the
+//!    offsets of the cut collections);
 //! 2. **fetch** ([`io`]): the pages those ranges need, merged into large
 //!    requests, batch by batch, the next batch fetched while the current one
 //!    is decoded;
-//! 3. **decode** ([`fill`]): each page verified, decompressed and decoded
+//! 3. **decode** ([`decode`]): each page verified, decompressed and decoded
 //!    straight into its window of one preallocated buffer per column that
-//!    spans all clusters, pages in parallel;
+//!    spans all clusters, pages in parallel on the read's threads
+//!    ([`threads`]);
 //! 4. **assemble** ([`assemble`]): the buffers become Arrow arrays without
 //!    copying, fields in parallel.
 //!
 //! The arrays are the same for any number of threads.
 
 mod assemble;
-mod fill;
+mod decode;
+mod element_ranges;
 mod io;
 pub(crate) mod load;
-mod plan;
-mod pool;
 pub(crate) mod report;
 mod select;
 mod source;
+mod threads;
 pub(crate) mod unseal;
 
 use std::sync::Arc;
@@ -57,12 +58,12 @@ pub(crate) fn read_range(
     options: &ReadOptions,
 ) -> Result<RecordBatch> {
     let verify = options.verify_checksums;
-    let pool = pool::Pool::new(options.threads)?;
-    let mut plan = plan::Plan::new(src, fields, start, stop, options.shape);
+    let pool = threads::Pool::new(options.threads)?;
+    let mut plan = element_ranges::Plan::new(src, fields, start, stop, options.shape);
     plan.resolve(&pool, verify)?;
     let sinks = {
         let mut jobs = plan.jobs();
-        fill::fill(src, &mut jobs, &pool, verify)?;
+        decode::decode_jobs(src, &mut jobs, &pool, verify)?;
         assemble::Sinks::new(jobs.into_iter().map(|j| j.sink))
     };
     let columns: Vec<ArrayRef> = pool

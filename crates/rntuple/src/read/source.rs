@@ -1,22 +1,16 @@
 //! Page source: what the descriptor says about the pages of one column in
-//! one cluster (spec "Page List Envelope", "Page Locations"), and reads of
-//! single column ranges.
+//! one cluster (spec "Page List Envelope", "Page Locations"). Reading and
+//! decoding those pages is [`super::decode`]'s (also for the single-column
+//! reads of [`PageSource::read_column`]).
 
 use std::sync::Arc;
 
 use rntuple_container::RootFile;
-use rntuple_format::column::{ColumnSpec, ColumnValues};
-use rntuple_format::model::PageDescriptor;
+use rntuple_format::model::{ColumnDescriptor, PageDescriptor};
 use rntuple_format::{Error, Location, Result};
 
-use super::fill::{fill, Job, Piece};
 use super::io::IoCounters;
-use super::pool::Pool;
 use crate::descriptor::{ClusterInfo, Descriptor};
-
-/// Most bytes of synthetic zeros (deferred columns) one read of one column in
-/// one cluster may produce; larger reads must go in entry batches.
-pub(crate) use rntuple_format::constants::MAX_ZERO_FILL_BYTES;
 
 /// Reads column data of one RNTuple.
 #[derive(Debug, Clone)]
@@ -48,11 +42,36 @@ pub(crate) struct ColumnExtent<'a> {
     pub available: u64,
 }
 
-impl ColumnExtent<'_> {
+impl<'a> ColumnExtent<'a> {
     /// Number of elements the cluster holds, if it has data for the column.
     pub fn count(&self) -> Option<u64> {
         (self.zeros != u64::MAX).then(|| self.zeros.saturating_add(self.available))
     }
+
+    /// The pages holding elements of `[a, b)` (cluster-relative), in page
+    /// list order, each with the part of it that lies in the range.
+    pub fn pages_in(&self, a: u64, b: u64) -> impl Iterator<Item = PageInRange<'a>> {
+        let mut first = self.zeros;
+        self.pages.iter().enumerate().filter_map(move |(index, page)| {
+            let count = u64::from(page.num_elements);
+            let (lo, hi) = (first, first.saturating_add(count));
+            first = hi;
+            (hi > a && lo < b).then(|| PageInRange { index, page, count, from: a.max(lo) - lo, to: b.min(hi) - lo })
+        })
+    }
+}
+
+/// A page of a [`ColumnExtent`] that holds elements of a range: its
+/// elements `[from, to)` (page-relative) lie in the range.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PageInRange<'a> {
+    /// Position in the cluster's page list of the column.
+    pub index: usize,
+    pub page: &'a PageDescriptor,
+    /// Elements in the page.
+    pub count: u64,
+    pub from: u64,
+    pub to: u64,
 }
 
 /// Per field id: elements per entry of the field's own columns when the
@@ -126,15 +145,20 @@ impl PageSource {
             .map(|r| r.as_slice())
     }
 
+    /// The descriptor of physical column `col`.
+    pub(crate) fn column(&self, col: u32) -> Result<&ColumnDescriptor> {
+        self.desc.columns.get(col as usize).ok_or_else(|| {
+            Error::out_of_spec(format!("column id {col} out of range"), Location::new("field columns", None))
+        })
+    }
+
     /// The pages of column `col` in `cluster` and its leading zeros. A
     /// deferred column's elements before its first element index read as
     /// zeros (spec "Column Description", flag 0x01); a suppressed column, or
     /// one the cluster's page list does not mention (added later by a schema
     /// extension), reads as zeros throughout.
     pub(crate) fn column_extent<'c>(&self, col: u32, cluster: &'c ClusterInfo) -> Result<ColumnExtent<'c>> {
-        let cdesc = self.desc.columns.get(col as usize).ok_or_else(|| {
-            Error::out_of_spec(format!("column id {col} out of range"), Location::new("field columns", None))
-        })?;
+        let cdesc = self.column(col)?;
         let none = ColumnExtent { zeros: u64::MAX, pages: &[], available: 0 };
         match cluster.columns.get(col as usize) {
             // Only columns added after the cluster was written (schema
@@ -163,39 +187,5 @@ impl PageSource {
                 Ok(ColumnExtent { zeros, pages: &r.pages, available })
             }
         }
-    }
-
-    /// Elements `[a, b)` (cluster-relative) of physical column `col` in
-    /// `cluster`, in the column's natural in-memory type
-    /// ([`ColumnValues::for_column`]).
-    pub fn read_column(&self, col: u32, cluster: &ClusterInfo, a: u64, b: u64) -> Result<ColumnValues> {
-        self.read_column_into(col, cluster, a, b, None)
-    }
-
-    /// Like [`PageSource::read_column`], decoding into the variant of `out`
-    /// (which must be empty) when given: floating-point columns read into
-    /// `F64` give ROOT's values for `double` fields (e.g. Real32Quant is
-    /// dequantised in double precision); other variants convert with `as`.
-    pub fn read_column_into(
-        &self,
-        col: u32,
-        cluster: &ClusterInfo,
-        a: u64,
-        b: u64,
-        out: Option<ColumnValues>,
-    ) -> Result<ColumnValues> {
-        let cdesc = self.desc.columns.get(col as usize).ok_or_else(|| {
-            Error::out_of_spec(format!("column id {col} out of range"), Location::new("field columns", None))
-        })?;
-        ColumnSpec::from_descriptor(cdesc)?;
-        let proto = match out {
-            Some(o) => o,
-            None => ColumnValues::for_column(cdesc.column_type)?,
-        };
-        let n = b.saturating_sub(a);
-        let mut jobs =
-            vec![Job::new(&proto, n, vec![Piece { r: 0, cluster, column: col, a, b, offset: 0, pre: None }])];
-        fill(self, &mut jobs, &Pool::Sequential, self.verify_checksums)?;
-        Ok(jobs.pop().map(|j| j.sink).unwrap_or(proto))
     }
 }

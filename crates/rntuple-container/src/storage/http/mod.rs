@@ -28,7 +28,7 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
 
 use super::url::Backend;
-use super::{check_ranges_into, IoHints, ReadAt};
+use super::{IoHints, ReadAt};
 use client::{check_version, status_error, Transport};
 use ranged::{range_header, Ranged, Requests};
 use rntuple_format::Result;
@@ -161,8 +161,7 @@ impl ReadAt for HttpFile {
     }
 
     fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {
-        check_ranges_into(ranges, self.object.size, out.len())?;
-        let parts = Ranged::<HttpRequests>::split(ranges, out);
+        let parts = self.object.parts(ranges, out)?;
         if parts.len() <= 1 || !self.multipart.load(Ordering::Relaxed) {
             return self.object.read_singles(parts, MAX_IN_FLIGHT);
         }

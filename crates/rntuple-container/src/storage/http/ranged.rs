@@ -11,7 +11,7 @@ use reqwest::{Method, StatusCode};
 
 use super::client::Transport;
 use super::client::{check_single, check_version, fan_out, parse_content_range, status_error, url_error, version_of};
-use crate::storage::Identity;
+use crate::storage::{check_ranges_into, Identity};
 use rntuple_format::Result;
 
 /// The [`ReadAt`] methods a backend over a [`Ranged`] field `$field` shares:
@@ -147,7 +147,11 @@ impl<R: Requests> Ranged<R> {
 
     /// Cuts `out` into the buffers of `ranges` (their lengths summing to
     /// its length), leaving out empty ones.
-    pub fn split<'a>(ranges: &[(u64, usize)], out: &'a mut [u8]) -> Vec<(u64, &'a mut [u8])> {
+    /// The non-empty `ranges` of a vectored read, each with its part of
+    /// `out` (which holds them one after the other), once checked against
+    /// the object's size and the length of `out`.
+    pub fn parts<'a>(&self, ranges: &[(u64, usize)], out: &'a mut [u8]) -> Result<Vec<(u64, &'a mut [u8])>> {
+        check_ranges_into(ranges, self.size, out.len())?;
         let mut parts = Vec::with_capacity(ranges.len());
         let mut rest = out;
         for &(offset, len) in ranges {
@@ -157,6 +161,6 @@ impl<R: Requests> Ranged<R> {
             }
             rest = tail;
         }
-        parts
+        Ok(parts)
     }
 }

@@ -25,7 +25,7 @@ use reqwest::{Method, Url};
 use super::http::client::Transport;
 use super::http::ranged::{Ranged, Requests};
 use super::url::Backend;
-use super::{check_ranges_into, IoHints, ReadAt};
+use super::{IoHints, ReadAt};
 use credentials::Credentials;
 use rntuple_format::{Error, Result};
 
@@ -138,8 +138,7 @@ impl ReadAt for S3File {
     }
 
     fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {
-        check_ranges_into(ranges, self.object.size, out.len())?;
-        self.object.read_singles(Ranged::<S3Requests>::split(ranges, out), MAX_IN_FLIGHT)
+        self.object.read_singles(self.object.parts(ranges, out)?, MAX_IN_FLIGHT)
     }
 }
 

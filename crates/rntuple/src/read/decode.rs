@@ -1,6 +1,7 @@
-//! Filling column buffers: every page a read needs is located, fetched (in
-//! merged requests, one batch ahead of decoding) and decoded straight into
-//! its own window of a preallocated output buffer, pages in parallel.
+//! Decoding pages into column buffers: every page a read needs is located,
+//! fetched (in merged requests, one batch ahead of decoding) and decoded
+//! straight into its own window of a preallocated output buffer, pages in
+//! parallel.
 //!
 //! One page goes through: checksum (xxh3-64 of the stored bytes, spec "Page
 //! Locations"), decompression into a per-thread scratch buffer (skipped for
@@ -16,13 +17,14 @@ use rntuple_format::column::{
     can_decode_into, decode_page, decode_page_range_into, ColumnSlice, ColumnSpec, ColumnValues,
 };
 use rntuple_format::compression::{guard_expansion, Decompressor};
+use rntuple_format::constants::MAX_ZERO_FILL_BYTES;
 use rntuple_format::model::PageDescriptor;
 use rntuple_format::{Error, Location, Result};
 
 use super::io::{fetch, plan_requests, Batch, Extent, Fetched, Placement};
 use super::load::Checks;
-use super::pool::Pool;
-use super::source::{PageSource, MAX_ZERO_FILL_BYTES};
+use super::source::{PageInRange, PageSource};
+use super::threads::Pool;
 use super::unseal::{stored_size, unseal_page};
 use crate::descriptor::ClusterInfo;
 
@@ -120,9 +122,44 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     })
 }
 
+/// Reads of single column ranges: one job of one piece, on the calling thread.
+impl PageSource {
+    /// Elements `[a, b)` (cluster-relative) of physical column `col` in
+    /// `cluster`, in the column's natural in-memory type
+    /// ([`ColumnValues::for_column`]).
+    pub fn read_column(&self, col: u32, cluster: &ClusterInfo, a: u64, b: u64) -> Result<ColumnValues> {
+        self.read_column_into(col, cluster, a, b, None)
+    }
+
+    /// Like [`PageSource::read_column`], decoding into the variant of `out`
+    /// (which must be empty) when given: floating-point columns read into
+    /// `F64` give ROOT's values for `double` fields (e.g. Real32Quant is
+    /// dequantised in double precision); other variants convert with `as`.
+    pub fn read_column_into(
+        &self,
+        col: u32,
+        cluster: &ClusterInfo,
+        a: u64,
+        b: u64,
+        out: Option<ColumnValues>,
+    ) -> Result<ColumnValues> {
+        let cdesc = self.column(col)?;
+        ColumnSpec::from_descriptor(cdesc)?;
+        let proto = match out {
+            Some(o) => o,
+            None => ColumnValues::for_column(cdesc.column_type)?,
+        };
+        let n = b.saturating_sub(a);
+        let mut jobs =
+            vec![Job::new(&proto, n, vec![Piece { r: 0, cluster, column: col, a, b, offset: 0, pre: None }])];
+        decode_jobs(self, &mut jobs, &Pool::Sequential, self.verify_checksums)?;
+        Ok(jobs.pop().map(|j| j.sink).unwrap_or(proto))
+    }
+}
+
 /// Checks every piece of every job, allocates the buffers, then fetches and
 /// decodes every page the pieces need (see the module documentation).
-pub(crate) fn fill(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: bool) -> Result<()> {
+pub(crate) fn decode_jobs(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: bool) -> Result<()> {
     // 1. Check the pieces before allocating anything.
     for job in jobs.iter() {
         for p in &job.pieces {
@@ -176,16 +213,7 @@ pub(crate) fn fill(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: 
             let cdesc = &src.desc.columns[p.column as usize];
             let spec = ColumnSpec::from_descriptor(cdesc).map_err(|e| e.within(&what()))?;
             let direct = direct_ok(spec.column_type);
-            let mut first = ext.zeros;
-            for (index, page) in ext.pages.iter().enumerate() {
-                let count = u64::from(page.num_elements);
-                let (lo, hi) = (first, first + count);
-                first = hi;
-                if hi <= p.a || lo >= p.b {
-                    continue;
-                }
-                let from = p.a.max(lo) - lo;
-                let to = p.b.min(hi) - lo;
+            for PageInRange { index, page, count, from, to } in ext.pages_in(p.a, p.b) {
                 let (dest, tail) = window.split_at((to - from) as usize);
                 window = tail;
                 let unpacked = spec.packed_size(count);
@@ -279,14 +307,7 @@ fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> 
             });
         }
     }
-    let mut first = ext.zeros;
-    for (index, page) in ext.pages.iter().enumerate() {
-        let count = u64::from(page.num_elements);
-        let (lo, hi) = (first, first + count);
-        first = hi;
-        if hi <= p.a || lo >= p.b {
-            continue;
-        }
+    for PageInRange { index, page, count, .. } in ext.pages_in(p.a, p.b) {
         let what = || format!("page {index} of column {} in cluster {}", p.column, p.cluster.id);
         let stored = stored_size(page);
         let file_size = src.file.size();

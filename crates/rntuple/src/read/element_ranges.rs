@@ -19,10 +19,10 @@ use rntuple_format::column::ColumnValues;
 use rntuple_format::model::ColumnType;
 use rntuple_format::{Error, Location, Result};
 
-use super::fill::{fill, Job, Piece};
-use super::pool::Pool;
+use super::decode::{decode_jobs, Job, Piece};
 use super::select::{Keep, Selected};
 use super::source::PageSource;
+use super::threads::Pool;
 use crate::descriptor::ClusterInfo;
 use crate::schema::{FieldKind, FieldNode, Primitive};
 use crate::ArrowShape;
@@ -255,7 +255,7 @@ impl<'a> Plan<'a> {
                     Job::new(proto, b - a, vec![piece])
                 })
                 .collect();
-            fill(self.src, &mut jobs, pool, verify)?;
+            decode_jobs(self.src, &mut jobs, pool, verify)?;
             for ((r, column, a, b, _), job) in needs.into_iter().zip(jobs) {
                 self.resolved.insert((r, column, a, b), job.sink);
             }
