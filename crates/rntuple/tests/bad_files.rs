@@ -148,15 +148,7 @@ fn error_of(name: &str) -> Error {
 }
 
 fn location(err: &Error) -> Option<&Location> {
-    match err {
-        Error::OutOfSpec { location, .. }
-        | Error::Truncated { location, .. }
-        | Error::ChecksumMismatch { location, .. }
-        | Error::Unsupported { location, .. }
-        | Error::WouldOverAllocate { location, .. }
-        | Error::Decompression { location, .. } => Some(location),
-        _ => None,
-    }
+    err.location()
 }
 
 /// The message mentions every one of `words` (case-insensitively).
