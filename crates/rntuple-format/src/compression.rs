@@ -294,8 +294,7 @@ thread_local! {
 /// it (`compress_bound`), with this thread's context.
 fn zstd_into(out: &mut Vec<u8>, chunk: &[u8], level: i32) -> Result<()> {
     ZSTD_CONTEXT.with(|cell| {
-        let mut slot =
-            cell.try_borrow_mut().map_err(|_| Error::internal("zstd compression context re-entered"))?;
+        let mut slot = cell.try_borrow_mut().map_err(|_| Error::internal("zstd compression context re-entered"))?;
         let ctx = match slot.as_mut() {
             Some(c) => {
                 c.set_compression_level(level).map_err(|e| Error::io("zstd compression", e))?;

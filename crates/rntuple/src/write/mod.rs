@@ -61,7 +61,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use arrow_array::RecordBatch;
-use rntuple_container::write::{FileWriter, WriterOptions};
+use rntuple_container::write::{FileWriter, PayloadSource, WriterOptions};
 use rntuple_container::Anchor;
 use rntuple_format::{Error, Result};
 
@@ -86,6 +86,24 @@ pub(crate) trait BlobSink: Send {
         let bytes = anchor.to_bytes();
         self.write_blob(&[&bytes], bytes.len() as u64)
     }
+    /// [`BlobSink::write_blob`] for a payload read from `src` in pieces (the
+    /// pages of a cluster spilled to a scratch file): the same keys. This
+    /// default gathers the payload in memory; file sinks stream it.
+    fn write_blob_from(&mut self, src: &mut dyn PayloadSource, uncompressed_len: u64) -> Result<u64> {
+        let len = src.len();
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        while (bytes.len() as u64) < len {
+            let left = usize::try_from(len - bytes.len() as u64).unwrap_or(usize::MAX);
+            let piece = src.bytes_at(bytes.len() as u64, left).map_err(|e| Error::io("reading a payload", e))?;
+            bytes.extend_from_slice(piece);
+        }
+        self.write_blob(&[&bytes], uncompressed_len)
+    }
+    /// Where a writer keeps scratch files (the directory of a local output
+    /// file); `None`: `$TMPDIR`.
+    fn scratch_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
     /// Makes the payloads written so far survive the process and journals
     /// `record` ([`FileWriter::commit`]); a sink without a journal ignores it.
     fn commit(&mut self, _record: &[u8]) -> Result<()> {
@@ -96,6 +114,12 @@ pub(crate) trait BlobSink: Send {
 impl BlobSink for FileWriter {
     fn write_blob(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64> {
         self.write_blob_parts_with_len(parts, uncompressed_len)
+    }
+    fn write_blob_from(&mut self, src: &mut dyn PayloadSource, uncompressed_len: u64) -> Result<u64> {
+        FileWriter::write_blob_from(self, src, uncompressed_len)
+    }
+    fn scratch_dir(&self) -> Option<std::path::PathBuf> {
+        self.local_dir().map(Path::to_path_buf)
     }
     fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()> {
         FileWriter::write_anchor(self, name, anchor)

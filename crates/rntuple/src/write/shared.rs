@@ -79,9 +79,9 @@ impl SharedFileWriter {
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Option<FileWriter>>> {
-        self.file.lock().map_err(|_| {
-            Error::state(format!("a writer of {} panicked; the file is incomplete", self.path.display()))
-        })
+        self.file
+            .lock()
+            .map_err(|_| Error::state(format!("a writer of {} panicked; the file is incomplete", self.path.display())))
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut FileWriter) -> Result<T>) -> Result<T> {
@@ -96,6 +96,12 @@ impl SharedFileWriter {
 impl BlobSink for SharedFileWriter {
     fn write_blob(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64> {
         self.with(|w| w.write_blob_parts_with_len(parts, uncompressed_len))
+    }
+    fn write_blob_from(&mut self, src: &mut dyn rntuple_container::write::PayloadSource, len: u64) -> Result<u64> {
+        self.with(|w| w.write_blob_from(src, len))
+    }
+    fn scratch_dir(&self) -> Option<std::path::PathBuf> {
+        self.with(|w| Ok(w.local_dir().map(std::path::Path::to_path_buf))).ok().flatten()
     }
     fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()> {
         self.with(|w| w.write_anchor(name, anchor))

@@ -249,10 +249,7 @@ impl<'f> RNTupleWriter<'f> {
         check_name(base, "RNTuple", name)?;
         let plan = Plan::new(schema, overrides, &options)?;
         let mut columns = Columns::new(&plan.columns, &options)?;
-        let open = (!options.group_pages_by_column).then(|| {
-            columns.stream_pages();
-            stream::OpenCluster::default()
-        });
+        let open = (!options.group_pages_by_column).then(|| stream::OpenCluster::new(columns.stream_pages()));
         let filler = Filler { columns, counts: vec![0; plan.schema.fields.len()] };
         let scale = if options.compressed() { 2 } else { 1 };
         let unzipped_estimate = options.approx_zipped_cluster_size.saturating_mul(scale);
@@ -523,7 +520,7 @@ impl<'f> RNTupleWriter<'f> {
                 self.filler.append(f, arr.as_ref(), a, m)?;
                 // Complete blobs of streamed pages go to the file now.
                 if let Some(open) = &mut self.open {
-                    write_blobs(&mut self.filler.columns, open, &mut self.sink, &self.options, false)?;
+                    write_blobs(&mut self.filler.columns, open, &mut self.sink, false)?;
                 }
             }
             self.cluster_entries += (m - a) as u64;
@@ -556,7 +553,7 @@ impl<'f> RNTupleWriter<'f> {
     /// page, the cluster's pages are all sealed).
     pub(super) fn write_streamed(&mut self, all: bool) -> Result<()> {
         match &mut self.open {
-            Some(open) => write_blobs(&mut self.filler.columns, open, &mut self.sink, &self.options, all),
+            Some(open) => write_blobs(&mut self.filler.columns, open, &mut self.sink, all),
             None => Ok(()),
         }
     }
@@ -568,17 +565,10 @@ impl<'f> RNTupleWriter<'f> {
     }
 }
 
-/// Writes the complete blobs of streamed pages (`all`: and the rest).
-fn write_blobs(
-    columns: &mut Columns,
-    open: &mut stream::OpenCluster,
-    sink: &mut Sink<'_>,
-    options: &WriteOptions,
-    all: bool,
-) -> Result<()> {
-    let merge = options.same_page_merging && options.page_checksums;
+/// Spills the complete blobs of streamed pages (`all`: and the rest).
+fn write_blobs(columns: &mut Columns, open: &mut stream::OpenCluster, sink: &mut Sink<'_>, all: bool) -> Result<()> {
     for blob in columns.take_blobs(all) {
-        open.write(sink.get()?, blob, merge)?;
+        open.spill(sink.get()?, blob)?;
     }
     Ok(())
 }

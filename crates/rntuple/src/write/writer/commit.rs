@@ -39,7 +39,11 @@ impl RNTupleWriter<'_> {
             }
             _ => {
                 self.write_streamed(true)?;
-                let streamed = self.open.as_mut().map(|o| o.finish(columns.len()));
+                let merge = self.options.same_page_merging && self.options.page_checksums;
+                let streamed = match self.open.as_mut() {
+                    Some(o) => Some(o.finish(self.sink.get()?, columns.len(), merge)?),
+                    None => None,
+                };
                 self.record_cluster(&columns, entries, false, streamed)?
             }
         };

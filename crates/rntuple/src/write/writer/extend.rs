@@ -149,12 +149,11 @@ impl RNTupleWriter<'_> {
 /// optionals, arrays and records of zeros, variants in the invalid
 /// (valueless) state, switch tag 0, as ROOT 6.40 reads a deferred variant.
 pub(crate) fn zeros(f: &PlanField, dt: &DataType, n: usize) -> Result<ArrayRef> {
-    let internal =
-        |e: arrow_schema::ArrowError| Error::internal(format!("zero values of field '{}': {e}", f.path));
+    let internal = |e: arrow_schema::ArrowError| Error::internal(format!("zero values of field '{}': {e}", f.path));
     let child = |i: usize| {
-        f.children.get(i).ok_or_else(|| {
-            Error::internal(format!("field '{}' of kind {:?} without subfield {i}", f.path, f.kind))
-        })
+        f.children
+            .get(i)
+            .ok_or_else(|| Error::internal(format!("field '{}' of kind {:?} without subfield {i}", f.path, f.kind)))
     };
     Ok(match (&f.kind, dt) {
         (FieldKind::Collection { nullable: true }, DataType::Union(..)) => union_zeros(child(0)?, dt, n)?,
