@@ -31,8 +31,9 @@
 //! * `budget`: the memory budget ([`WriteOptions::memory_budget`]) shared
 //!   out, and the count of the bytes held ([`RNTupleWriter::memory_use`]);
 //! * `layout`: a cluster's pages grouped by column into `RBlob` keys, with
-//!   same-page merging (with `WriteOptions::group_pages_by_column`; by
-//!   default pages are streamed in sealing order, `writer/stream.rs`);
+//!   same-page merging, from memory (`WriteOptions::group_pages_by_column`,
+//!   fill contexts) or, by default, from the scratch file the pages were
+//!   spilled to as they were sealed (`writer/stream.rs`);
 //! * `writer` ([`RNTupleWriter`]): clusters, cluster groups (page lists), footer, anchor;
 //! * `shared` ([`SharedFileWriter`]): a file shared by writers that own their handle;
 //! * `parallel` ([`ParallelWriter`]): fill contexts on several threads filling clusters of one RNTuple.
