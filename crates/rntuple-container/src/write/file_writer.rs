@@ -11,6 +11,7 @@ use super::close::{close, put_tnamed, Identity, BEGIN};
 use super::crash::{crash_point, CrashPoint};
 use super::journal::{JournalWriter, PLACEHOLDER_FILE_ID_AT};
 use super::options::WriterOptions;
+use super::payload::{Parts, PayloadSource};
 use super::records::{key_len, put_directory, tstring_len, Key, DIRECTORY_RECORD_LEN};
 use super::stamp::{datime_from_unix, derive_uuid, now_unix, random_seed, source_date_epoch};
 use super::tree::Tree;
@@ -20,6 +21,9 @@ use crate::constants::{BLOB_CLASS_NAME, INCOMPLETE_FILE_MAGIC, RNTUPLE_CLASS_NAM
 use crate::directory::DirectoryRecord;
 use crate::storage::url::{create_sink, StorageUrl};
 use crate::storage::{LocalSink, WriteSink};
+
+/// Largest piece of a [`PayloadSource`] appended at once.
+pub const COPY_PIECE: usize = 1 << 20;
 
 /// Longest file name stored in the `TFile` record; longer names are cut (ROOT
 /// refuses files whose `fNbytesName` exceeds 1000 bytes, `TFile::Init`).
@@ -58,6 +62,8 @@ pub struct FileWriter {
     file_id: u64,
     /// The commit journal of a local file ([`super::journal`]).
     journal: Option<JournalWriter>,
+    /// The directory of a local file.
+    local_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +92,8 @@ impl FileWriter {
     fn create_local(path: &Path, options: WriterOptions) -> Result<Self> {
         let journal = options.journal;
         let mut writer = Self::with_sink(Box::new(LocalSink::create(path)?), path, options)?;
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        writer.local_dir = Some(dir.to_path_buf());
         if journal {
             let o = &writer.options;
             writer.journal = Some(JournalWriter::new(path, writer.file_id, o.max_key_size, o.compression, o.sync)?);
@@ -143,6 +151,7 @@ impl FileWriter {
             state: State::Open,
             file_id,
             journal: None,
+            local_dir: None,
             file_name,
             path,
         };
@@ -187,8 +196,17 @@ impl FileWriter {
     /// compression factor, as ROOT does. The bytes are still written as given;
     /// chunks of a multi-key payload record their own size.
     pub fn write_blob_parts_with_len(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64> {
+        self.write_blob_from(&mut Parts::new(parts), uncompressed_len)
+    }
+
+    /// [`FileWriter::write_blob_parts_with_len`] for a payload read from
+    /// `src` in pieces (at most [`COPY_PIECE`] bytes each), never held
+    /// whole: the same keys, split over keys alike. A failure to read `src`
+    /// fails the writer as a failure to write does (a key may be half
+    /// written).
+    pub fn write_blob_from(&mut self, src: &mut dyn PayloadSource, uncompressed_len: u64) -> Result<u64> {
         self.check_open()?;
-        let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        let total = src.len();
         let max = self.options.max_key_size;
         let location = Location::new(format!("RNTuple payload of {total} bytes"), Some(self.pos));
         let Some(layout) = ChunkLayout::compute(total, max, &location)
@@ -196,7 +214,7 @@ impl FileWriter {
         else {
             // ROOT records the payload size when the length does not fit fObjLen.
             let obj_len = if uncompressed_len > i32::MAX as u64 { total } else { uncompressed_len };
-            return self.blob_key(parts, total, obj_len);
+            return self.blob_key_from(src, 0, total, obj_len, &[]);
         };
         // As ROOT's RNTupleFileWriter::WriteBlob: chunks 2..k first, each in its
         // own key, then the first key, holding the first bytes and the
@@ -205,7 +223,7 @@ impl FileWriter {
         let mut from = layout.first_chunk_len;
         while from < total {
             let len = (total - from).min(max);
-            let offset = self.blob_key(&slice_parts(parts, from, len), len, len)?;
+            let offset = self.blob_key_from(src, from, len, len, &[])?;
             offsets.extend_from_slice(&offset.to_le_bytes());
             from += len;
         }
@@ -215,9 +233,7 @@ impl FileWriter {
                 offsets.len() / 8
             )));
         }
-        let mut first = slice_parts(parts, 0, layout.first_chunk_len);
-        first.push(&offsets);
-        self.blob_key(&first, max, max)
+        self.blob_key_from(src, 0, layout.first_chunk_len, max, &offsets)
     }
 
     /// Writes `parts` into exactly one `RBlob` key and returns the offset of
@@ -321,6 +337,13 @@ impl FileWriter {
     /// The largest payload of one key; the anchors must carry it.
     pub fn max_key_size(&self) -> u64 {
         self.options.max_key_size
+    }
+
+    /// The directory of the file when it is local (where a writer may keep
+    /// scratch files: on the file's own storage, not in memory as a `tmpfs`
+    /// `$TMPDIR` would be); `None` for other sinks.
+    pub fn local_dir(&self) -> Option<&Path> {
+        self.local_dir.as_deref()
     }
 
     /// The options the writer was created with.
@@ -438,6 +461,36 @@ impl FileWriter {
     /// Writes one `RBlob` key holding `parts` (`stored_len` bytes) and returns
     /// the offset of its payload.
     fn blob_key(&mut self, parts: &[&[u8]], stored_len: u64, obj_len: u64) -> Result<u64> {
+        let mut src = Parts::new(parts);
+        let len = src.len();
+        debug_assert!(len == stored_len || len == 0, "{len} bytes for a key of {stored_len}");
+        self.key_header(stored_len, obj_len)?;
+        let payload_at = self.pos;
+        self.copy_from(&mut src, 0, len)?;
+        Ok(payload_at)
+    }
+
+    /// Writes one `RBlob` key holding bytes `[from, from + len)` of `src`
+    /// followed by `tail` (the chunk offsets of a first key), and returns the
+    /// offset of its payload.
+    fn blob_key_from(
+        &mut self,
+        src: &mut dyn PayloadSource,
+        from: u64,
+        len: u64,
+        obj_len: u64,
+        tail: &[u8],
+    ) -> Result<u64> {
+        let stored_len = len + tail.len() as u64;
+        self.key_header(stored_len, obj_len)?;
+        let payload_at = self.pos;
+        self.copy_from(src, from, len)?;
+        self.write(tail)?;
+        Ok(payload_at)
+    }
+
+    /// The key header of an `RBlob` key at the current position.
+    fn key_header(&mut self, stored_len: u64, obj_len: u64) -> Result<()> {
         let key = Key {
             class_name: BLOB_CLASS_NAME.into(),
             name: String::new(),
@@ -452,11 +505,30 @@ impl FileWriter {
         key.encode(self.datime, &mut header)?;
         self.write(&header)?;
         crash_point(CrashPoint::Page);
-        let payload_at = self.pos;
-        for p in parts {
-            self.write(p)?;
+        Ok(())
+    }
+
+    /// Appends bytes `[from, from + len)` of `src`, in pieces.
+    fn copy_from(&mut self, src: &mut dyn PayloadSource, from: u64, len: u64) -> Result<()> {
+        let mut done = 0u64;
+        while done < len {
+            let max = (len - done).min(COPY_PIECE as u64) as usize;
+            let piece = match src.bytes_at(from + done, max) {
+                Ok(p) if !p.is_empty() && p.len() <= max => p,
+                Ok(p) => {
+                    let e = std::io::Error::other(format!("{} bytes for a piece of at most {max}", p.len()));
+                    return Err(self.fail_reading(e));
+                }
+                Err(e) => return Err(self.fail_reading(e)),
+            };
+            let n = piece.len() as u64;
+            match self.out.append(piece) {
+                Ok(()) => self.pos += n,
+                Err(e) => return Err(self.fail(e)),
+            }
+            done += n;
         }
-        Ok(payload_at)
+        Ok(())
     }
 
     fn uuid(&self, dir_path: &str) -> [u8; 16] {
@@ -479,6 +551,15 @@ impl FileWriter {
 
     fn fail(&mut self, e: std::io::Error) -> Error {
         let err = Error::io(format!("{} (writing)", self.out.describe()), e);
+        if self.state == State::Open {
+            self.state = State::Failed(err.to_string());
+        }
+        err
+    }
+
+    /// A payload source failed: a key may be half written, the file is lost.
+    fn fail_reading(&mut self, e: std::io::Error) -> Error {
+        let err = Error::io(format!("reading a payload to write into {}", self.out.describe()), e);
         if self.state == State::Open {
             self.state = State::Failed(err.to_string());
         }
@@ -534,36 +615,9 @@ fn file_name_of(path: &Path) -> String {
     name
 }
 
-/// The bytes `[from, from + len)` of the concatenation of `parts`, as slices.
-fn slice_parts<'a>(parts: &[&'a [u8]], from: u64, len: u64) -> Vec<&'a [u8]> {
-    let (from, end) = (from as usize, (from + len) as usize);
-    let mut out = Vec::new();
-    let mut at = 0usize;
-    for p in parts {
-        let (start, stop) = (at, at + p.len());
-        at = stop;
-        if stop <= from || start >= end {
-            continue;
-        }
-        out.push(&p[from.max(start) - start..end.min(stop) - start]);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn slices_across_parts() {
-        let parts: [&[u8]; 3] = [b"abc", b"", b"defgh"];
-        let cat = |v: Vec<&[u8]>| v.concat();
-        assert_eq!(cat(slice_parts(&parts, 0, 8)), b"abcdefgh");
-        assert_eq!(cat(slice_parts(&parts, 2, 3)), b"cde");
-        assert_eq!(cat(slice_parts(&parts, 3, 5)), b"defgh");
-        assert_eq!(cat(slice_parts(&parts, 5, 0)), b"");
-        assert_eq!(slice_parts(&parts, 1, 1), [b"b"]);
-    }
 
     #[test]
     fn placeholder_is_not_a_root_or_bare_rntuple_header() {

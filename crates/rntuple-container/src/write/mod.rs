@@ -58,11 +58,13 @@ mod crash;
 mod file_writer;
 pub mod journal;
 mod options;
+mod payload;
 pub(crate) mod records;
 mod stamp;
 mod streamer_info;
 mod tree;
 
 pub use crash::{crash_point, CrashPoint, CRASH_ENV};
-pub use file_writer::FileWriter;
+pub use file_writer::{FileWriter, COPY_PIECE};
 pub use options::{WriterOptions, DEFAULT_COMPRESSION, DEFAULT_MAX_KEY_SIZE};
+pub use payload::{Parts, PayloadSource};

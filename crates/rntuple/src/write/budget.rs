@@ -3,8 +3,10 @@
 //!
 //! Bytes held are the page buffers (at their capacity, in ROOT's in-memory
 //! element sizes), the encoded pages waiting for compression (plus room for
-//! their checksums), the compression threads' scratch buffers, and the
-//! compressed pages of the open cluster. A budget
+//! their checksums), the compression threads' scratch buffers, the
+//! compressed pages of the open cluster until they are spilled to the
+//! scratch file (all of them with `group_pages_by_column`), and the buffer
+//! that spills them. A budget
 //! `B` gives
 //!
 //! * the page buffers at most `B / 4` (or `page_buffer_budget` if smaller):

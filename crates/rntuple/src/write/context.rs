@@ -124,10 +124,7 @@ impl Context {
         stream: bool,
     ) -> Result<Self> {
         let mut columns = Columns::new(&plan.columns, &options)?;
-        let open = stream.then(|| {
-            columns.stream_pages();
-            OpenCluster::default()
-        });
+        let open = stream.then(|| OpenCluster::new(columns.stream_pages()));
         let filler = Filler { columns, counts: vec![0; plan.schema.fields.len()] };
         Ok(Context {
             name: name.to_string(),
@@ -377,24 +374,29 @@ impl Context {
         self.filler.columns.finish_cluster()
     }
 
-    /// Writes the complete blobs of streamed pages into `dest` (`all`: every
-    /// page; the cluster's pages are all sealed).
-    pub fn write_streamed(&mut self, dest: &mut dyn BlobSink, all: bool) -> Result<()> {
+    /// Spills the complete blobs of streamed pages to the scratch file
+    /// (created where `dest` keeps scratch files; `all`: every page, the
+    /// cluster's pages are all sealed).
+    pub fn write_streamed(&mut self, dest: &dyn BlobSink, all: bool) -> Result<()> {
         let Some(open) = &mut self.open else { return Ok(()) };
-        let merge = self.options.same_page_merging && self.options.page_checksums;
         for blob in self.filler.columns.take_blobs(all) {
-            open.write(dest, blob, merge)?;
+            open.spill(dest, blob)?;
         }
         Ok(())
     }
 
-    /// With streamed pages, once the cluster is sealed: writes the rest and
-    /// returns the descriptors of the cluster's pages (per column) and the
-    /// bytes written; `None` when pages are not streamed.
+    /// With streamed pages, once the cluster is sealed: writes the cluster's
+    /// spilled pages into `dest` in ROOT's layout (`layout`) and returns
+    /// their descriptors (per column) and the bytes written; `None` when
+    /// pages are not streamed.
     pub fn finish_streamed(&mut self, dest: &mut dyn BlobSink) -> Result<Option<(Vec<Vec<PageDescriptor>>, u64)>> {
         self.write_streamed(dest, true)?;
         let columns = self.plan.columns.len();
-        Ok(self.open.as_mut().map(|o| o.finish(columns)))
+        let merge = self.options.same_page_merging && self.options.page_checksums;
+        match self.open.as_mut() {
+            Some(o) => o.finish(dest, columns, merge).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The open cluster was recorded, `written` bytes of pages: the next

@@ -52,8 +52,10 @@
 //! * `context`: the fill-context layer (`context/extend.rs`: late schema
 //!   extension of a parallel writer's contexts);
 //! * `sink`: the page-sink layer; `layout`: a cluster's pages grouped by
-//!   column into `RBlob` keys, with same-page merging; `stream`: pages
-//!   written before their cluster commits; `journal`: the journal records;
+//!   column into `RBlob` keys, with same-page merging, from memory
+//!   (`WriteOptions::group_pages_by_column`, fill contexts of a parallel
+//!   writer) or, by default, from the scratch file the pages were spilled to
+//!   as they were sealed (`stream`); `journal`: the journal records;
 //! * `writer` ([`RNTupleWriter`]), `parallel` ([`ParallelWriter`]), `shared`
 //!   ([`SharedFileWriter`]: a file shared by writers that own their handle).
 

@@ -23,7 +23,8 @@ pub struct WriteOptions {
     /// Sum of the page buffers of all columns; when a buffer cannot grow within
     /// it, the largest other buffers are sealed early. 0: ROOT's default,
     /// `approx_zipped_cluster_size` (doubled when compressing), but at most
-    /// 64 MiB unless `group_pages_by_column` (see `docs/writing.md`, "Memory").
+    /// 64 MiB (see `docs/writing.md`, "Memory"); set it to ROOT's 256 MiB to
+    /// write ROOT's pages.
     pub page_buffer_budget: u64,
     /// Store an xxh3-64 after every page (spec "Page Locations").
     pub page_checksums: bool,
@@ -59,21 +60,26 @@ pub struct WriteOptions {
     /// buffer budget, cluster sizes), as ROOT writes. Too small a budget for
     /// the columns (under 4 × (initial page + 8 bytes) per column) is an error.
     pub memory_budget: u64,
-    /// Hold a cluster's compressed pages until the cluster is committed and
-    /// write them grouped by column, as ROOT's buffered sink does (a reader
-    /// of a few columns then reads fewer, larger ranges). Off (the default):
-    /// pages go to the file in sealing order, in blobs of about
-    /// `max_unzipped_page_size`, as they are compressed, so the writer holds
-    /// no cluster's worth of compressed pages (`docs/writing.md`, "Memory").
-    /// Fill contexts of a parallel writer always group their pages.
+    /// Hold a cluster's compressed pages in memory until the cluster is
+    /// committed, instead of spilling them to an anonymous scratch file
+    /// (beside a local output file, else in `$TMPDIR`) as they are sealed.
+    /// The bytes written are the same either way: a cluster's pages go to
+    /// the file at its commit grouped by column, as ROOT's buffered sink
+    /// lays them out (a reader of a few columns reads few, large ranges).
+    /// On (ROOT's way), the writer holds a cluster's compressed pages (up to
+    /// `approx_zipped_cluster_size`) and writes no scratch file; off (the
+    /// default), it holds its page buffers and a buffer of at most 1 MiB
+    /// (`docs/writing.md`, "Memory"). With a `memory_budget` the held pages
+    /// count against the budget, so on, clusters may end earlier.
+    /// Fill contexts of a parallel writer always hold their pages.
     pub group_pages_by_column: bool,
 }
 
 /// 128 MiB: ROOT's approximate compressed cluster size.
 pub const DEFAULT_APPROX_ZIPPED_CLUSTER_SIZE: u64 = 128 * 1024 * 1024;
 
-/// 64 MiB: the page buffer budget when `page_buffer_budget` is 0 and pages
-/// are streamed (ROOT's would be 256 MiB). Measured on the benchmark's
+/// 64 MiB: the page buffer budget when `page_buffer_budget` is 0 (ROOT's
+/// would be 256 MiB). Measured on the benchmark's
 /// NanoAOD-like (188 columns) and AOD-like data at zstd 5: files 0.004 % and
 /// 0.5 % larger than with 256 MiB, peak memory above the input about half of
 /// ROOT's (`docs/writing.md`, "Memory").
@@ -146,19 +152,14 @@ impl WriteOptions {
 
     /// The page buffer budget: `page_buffer_budget`, or when 0 ROOT's
     /// (`GetPageBufferBudget`: `approx_zipped_cluster_size`, doubled when
-    /// compressing), at most [`DEFAULT_PAGE_BUFFER_BUDGET`] unless pages are
-    /// grouped by column as ROOT groups them.
+    /// compressing), at most [`DEFAULT_PAGE_BUFFER_BUDGET`]. The same with
+    /// or without `group_pages_by_column`, so that both write the same bytes.
     pub(crate) fn effective_page_buffer_budget(&self) -> u64 {
         if self.page_buffer_budget != 0 {
             return self.page_buffer_budget;
         }
         let scale = if self.compressed() { 2 } else { 1 };
-        let root = self.approx_zipped_cluster_size.saturating_mul(scale);
-        if self.group_pages_by_column {
-            root
-        } else {
-            root.min(DEFAULT_PAGE_BUFFER_BUDGET)
-        }
+        self.approx_zipped_cluster_size.saturating_mul(scale).min(DEFAULT_PAGE_BUFFER_BUDGET)
     }
 
     /// Whether compression settings are given; ROOT tests the settings

@@ -21,13 +21,14 @@
 //! the number of threads.
 //!
 //! Compressed pages are streamed (`ready`): handed to the writer in blobs
-//! as they are applied, to be written before their cluster is committed;
-//! or, for fill contexts and with `group_pages_by_column`, held per column
-//! until the cluster ends.
+//! as they are applied, to be spilled to a scratch file until their cluster
+//! is committed; or, for fill contexts and with `group_pages_by_column`,
+//! held per column until the cluster ends.
 //!
 //! Every byte the buffers hold is counted (see `budget`): the buffers at
 //! their capacity, queued pages with room for their checksum, compressed
-//! pages until they are handed out to be written.
+//! pages until they are handed out to be written or spilled, and the buffer
+//! that spills them.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
@@ -109,6 +110,9 @@ pub(crate) struct Columns {
     /// Streaming: compressed pages go to the file in blobs as they come
     /// (`ready`); else they are held per column until the cluster ends.
     ready: Option<ready::Ready>,
+    /// Bytes of the buffer that moves streamed pages to their scratch file
+    /// and into the output (`ready`, `writer/stream.rs`); 0 when not streaming.
+    spill_buffer: u64,
     /// Bytes of each sealer's scratch buffers (see `pool`), by sealer.
     scratch: BTreeMap<usize, u64>,
     high_water: u64,
@@ -143,6 +147,7 @@ impl Columns {
             pool: None,
             sealed_bytes: 0,
             ready: None,
+            spill_buffer: 0,
             scratch: BTreeMap::new(),
             high_water: 0,
             max_page_bytes: 0,
@@ -215,7 +220,7 @@ impl Columns {
     }
 
     fn held(&self) -> u64 {
-        self.allocated + self.queued_bytes + self.sealed_bytes + self.scratch.values().sum::<u64>()
+        self.allocated + self.queued_bytes + self.sealed_bytes + self.spill_buffer + self.scratch.values().sum::<u64>()
     }
 
     /// Bytes held now and at most.
@@ -234,6 +239,7 @@ impl Columns {
         self.shares.page_buffers
             + 2 * queue
             + self.scratch_bound()
+            + self.spill_buffer
             + self.cols.len() as u64 * (self.max_initial_bytes + 8)
     }
 

@@ -97,6 +97,12 @@ impl BlobSink for SharedFileWriter {
     fn write_blob(&mut self, parts: &[&[u8]], uncompressed_len: u64) -> Result<u64> {
         self.with(|w| w.write_blob_parts_with_len(parts, uncompressed_len))
     }
+    fn write_blob_from(&mut self, src: &mut dyn rntuple_container::write::PayloadSource, len: u64) -> Result<u64> {
+        self.with(|w| w.write_blob_from(src, len))
+    }
+    fn scratch_dir(&self) -> Option<std::path::PathBuf> {
+        self.with(|w| Ok(w.local_dir().map(std::path::Path::to_path_buf))).ok().flatten()
+    }
     fn write_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<()> {
         self.with(|w| w.write_anchor(name, anchor))
     }

@@ -18,7 +18,9 @@
 //! the clusters they copied, so every writer of the project ends its files
 //! in [`PageSink::finish`].
 
-use rntuple_container::write::{crash_point, CrashPoint, FileWriter};
+use std::path::{Path, PathBuf};
+
+use rntuple_container::write::{crash_point, CrashPoint, FileWriter, PayloadSource};
 use rntuple_container::Anchor;
 use rntuple_format::compression::compress;
 use rntuple_format::constants::FORMAT_VERSION;
@@ -48,6 +50,24 @@ pub trait BlobSink: Send {
         let bytes = anchor.to_bytes();
         self.write_blob(&[&bytes], bytes.len() as u64)
     }
+    /// [`BlobSink::write_blob`] for a payload read from `src` in pieces (the
+    /// pages of a cluster spilled to a scratch file): the same keys. This
+    /// default gathers the payload in memory; file sinks stream it.
+    fn write_blob_from(&mut self, src: &mut dyn PayloadSource, uncompressed_len: u64) -> Result<u64> {
+        let len = src.len();
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        while (bytes.len() as u64) < len {
+            let left = usize::try_from(len - bytes.len() as u64).unwrap_or(usize::MAX);
+            let piece = src.bytes_at(bytes.len() as u64, left).map_err(|e| Error::io("reading a payload", e))?;
+            bytes.extend_from_slice(piece);
+        }
+        self.write_blob(&[&bytes], uncompressed_len)
+    }
+    /// Where a writer keeps scratch files (the directory of a local output
+    /// file); `None`: `$TMPDIR`.
+    fn scratch_dir(&self) -> Option<PathBuf> {
+        None
+    }
     /// Makes the payloads written so far survive the process and journals
     /// `record` ([`FileWriter::commit`]); a sink without a journal ignores it.
     fn commit(&mut self, _record: &[u8]) -> Result<()> {
@@ -68,6 +88,12 @@ impl BlobSink for FileWriter {
     fn write_hidden_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<u64> {
         FileWriter::write_hidden_anchor(self, name, anchor)
     }
+    fn write_blob_from(&mut self, src: &mut dyn PayloadSource, uncompressed_len: u64) -> Result<u64> {
+        FileWriter::write_blob_from(self, src, uncompressed_len)
+    }
+    fn scratch_dir(&self) -> Option<PathBuf> {
+        self.local_dir().map(Path::to_path_buf)
+    }
     fn commit(&mut self, record: &[u8]) -> Result<()> {
         FileWriter::commit(self, record)
     }
@@ -86,6 +112,12 @@ impl<T: BlobSink + ?Sized> BlobSink for &mut T {
     }
     fn write_hidden_anchor(&mut self, name: &str, anchor: &Anchor) -> Result<u64> {
         (**self).write_hidden_anchor(name, anchor)
+    }
+    fn write_blob_from(&mut self, src: &mut dyn PayloadSource, uncompressed_len: u64) -> Result<u64> {
+        (**self).write_blob_from(src, uncompressed_len)
+    }
+    fn scratch_dir(&self) -> Option<PathBuf> {
+        (**self).scratch_dir()
     }
     fn commit(&mut self, record: &[u8]) -> Result<()> {
         (**self).commit(record)

@@ -287,6 +287,6 @@ impl ClusterTarget for PageSink<'_> {
         Ok(())
     }
     fn stream(&mut self, ctx: &mut Context) -> Result<()> {
-        ctx.write_streamed(self.dest(), false)
+        ctx.write_streamed(&*self.dest(), false)
     }
 }

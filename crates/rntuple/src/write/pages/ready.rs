@@ -9,9 +9,11 @@
 //! sequence of pages only, not on when the writer asks for them, so the
 //! bytes written do not depend on the number of threads.
 //!
-//! The spec lets pages lie anywhere ("Page Locations": each page has its
-//! own locator); ROOT's buffered sink groups a cluster's pages by column,
-//! this layout keeps them in sealing order.
+//! The writer spills the blobs to a scratch file and copies the cluster's
+//! pages into the output at its commit, grouped by column as ROOT's
+//! buffered sink lays them out (`writer/stream.rs`, `layout`).
+
+use rntuple_container::write::COPY_PIECE;
 
 use super::{Columns, SealedPage};
 
@@ -68,9 +70,18 @@ impl Ready {
 impl Columns {
     /// Streams the compressed pages: from now on they are handed out in
     /// blobs of at least the largest page's size as they are sealed
-    /// ([`Columns::take_blobs`]) instead of with their cluster.
-    pub fn stream_pages(&mut self) {
+    /// ([`Columns::take_blobs`]) instead of with their cluster, to be
+    /// spilled to a scratch file. Returns the size of the buffer that moves
+    /// them (to the scratch file, then into the file), counted as held from
+    /// now on: the largest page, at least 64 KiB without a memory budget,
+    /// at most [`COPY_PIECE`] (4 KiB to 1 MiB).
+    pub fn stream_pages(&mut self) -> usize {
         self.ready = Some(Ready::new(self.shares.max_page));
+        let floor = if self.shares.total == 0 { 64 << 10 } else { 4 << 10 };
+        let chunk = self.shares.max_page.max(floor).min(COPY_PIECE as u64);
+        self.spill_buffer = chunk;
+        self.note(0);
+        chunk as usize
     }
 
     /// With streamed pages: the complete blobs, in order (`all`: and the
