@@ -45,7 +45,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import rntuple
-from conftest import REFERENCE, cache_dir, canon_diff, dumper_hash, root_python
+from conftest import INT_DTYPES, REFERENCE, cache_dir, canon_diff, dumper_hash, extreme_ints, root_python
 
 ROOT_DUMP = os.path.join(REFERENCE, "root_dump.py")
 N = 1500
@@ -80,20 +80,8 @@ def columns(n: int, seed: int = 7) -> dict[str, ak.Array]:
     """One awkward array per written type, deterministic."""
     rng = np.random.default_rng(seed)
     out: dict[str, ak.Array] = {}
-    for name, dt in [
-        ("i8", np.int8),
-        ("u8", np.uint8),
-        ("i16", np.int16),
-        ("u16", np.uint16),
-        ("i32", np.int32),
-        ("u32", np.uint32),
-        ("i64", np.int64),
-        ("u64", np.uint64),
-    ]:
-        info = np.iinfo(dt)
-        values = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
-        values[:2] = [info.min, info.max]
-        out[name] = ak.Array(values)
+    for name, dt in INT_DTYPES:
+        out[name] = ak.Array(extreme_ints(rng, dt, n))
     f32 = rng.normal(0, 100, n).astype(np.float32)
     f64 = rng.normal(0, 1e10, n)
     for a in (f32, f64):

@@ -354,7 +354,6 @@ fn set_io_report(on: bool) {
 
 #[pymodule]
 fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
     m.add_class::<File>()?;
     m.add_class::<RNTuple>()?;
     m.add_class::<write::PyFileWriter>()?;

@@ -240,11 +240,7 @@ impl PyRNTupleWriter {
 /// with an integer `code` (uproot's `ZSTD(5)`); `level` replaces its level.
 #[pyfunction]
 #[pyo3(signature = (compression, level = None))]
-pub(crate) fn compression_setting(
-    py: Python<'_>,
-    compression: &Bound<'_, PyAny>,
-    level: Option<&Bound<'_, PyAny>>,
-) -> PyResult<u32> {
+pub(crate) fn compression_setting(compression: &Bound<'_, PyAny>, level: Option<&Bound<'_, PyAny>>) -> PyResult<u32> {
     let not_a_setting = || -> PyResult<PyErr> {
         Ok(new_err(
             Kind::WrongType,

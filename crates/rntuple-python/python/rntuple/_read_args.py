@@ -77,8 +77,9 @@ def takes_after(args_type: Callable[P, A]) -> Callable[[Callable[[S, T, A], R]],
 
 
 def _with_signature(call: F, impl: Callable[..., Any], args_type: Callable[..., Any], leading: int) -> F:
-    """``call`` with the signature ``help()`` and ``inspect.signature`` show: the first ``leading``
-    parameters of ``impl``, then those of ``args_type``."""
+    """``call`` with the signature ``help()`` and ``inspect.signature`` show (the first ``leading``
+    parameters of ``impl``, then those of ``args_type``), named as ``impl`` without its leading
+    underscore."""
     own = inspect.signature(impl)
     declared = inspect.signature(args_type)
     first = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in list(own.parameters.values())[:leading]]
@@ -86,6 +87,12 @@ def _with_signature(call: F, impl: Callable[..., Any], args_type: Callable[..., 
     call.__signature__ = declared.replace(  # type: ignore[attr-defined]
         parameters=parameters, return_annotation=own.return_annotation
     )
+    if impl.__name__.startswith("_") and not impl.__name__.startswith("__"):
+        # ``arrays = takes(ArraysArgs)(_arrays)``: the public function has the public name
+        call.__name__ = impl.__name__[1:]
+        call.__qualname__ = (
+            impl.__qualname__.rpartition(".")[0] + "." + call.__name__ if "." in impl.__qualname__ else call.__name__
+        )
     return call
 
 
