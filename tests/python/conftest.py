@@ -400,3 +400,14 @@ def write_in_clusters(path: str | os.PathLike[str], name: str, data: object, clu
             w.commit_cluster()
             at += n
     return os.fspath(path)
+
+
+def canon_float(v: object) -> object:
+    """A non-finite float as the dump format spells it (``"nan"``, ``"inf"``, ``"-inf"``); any other
+    value as it is."""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+    return v

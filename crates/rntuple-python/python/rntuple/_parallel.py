@@ -124,14 +124,8 @@ class ParallelWriter(_Writer):
 
     _inner: _lib.ParallelWriter
 
-    def __repr__(self) -> str:
-        state = f"{self.state}, {self.num_entries} entries committed, {self.open_contexts} open contexts"
-        return f"<rntuple.ParallelWriter {self.name!r} in {self._file_path!r} ({state})>"
-
-    @property
-    def num_entries(self) -> int:
-        """Entries in the clusters committed so far, by all contexts."""
-        return self._inner.num_entries
+    def _summary(self) -> str:
+        return f"{self.state}, {self.num_entries} entries committed, {self.open_contexts} open contexts"
 
     @property
     def open_contexts(self) -> int:

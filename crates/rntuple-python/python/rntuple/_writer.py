@@ -62,8 +62,10 @@ class _Writer(Completed):
         self._schemas = [self._schema]  # the schema after each add_fields, oldest first
 
     def __repr__(self) -> str:
-        state = f"{self.state}, {self.num_entries} entries"
-        return f"<rntuple.RNTupleWriter {self.name!r} in {self._file_path!r} ({state})>"
+        return f"<rntuple.{type(self).__name__} {self.name!r} in {self._file_path!r} ({self._summary()})>"
+
+    def _summary(self) -> str:
+        return f"{self.state}, {self.num_entries} entries"
 
     @property
     def name(self) -> str:
@@ -87,7 +89,7 @@ class _Writer(Completed):
 
     @property
     def num_entries(self) -> int:
-        """Entries written so far."""
+        """Entries written so far (of a parallel writer: in the clusters committed so far, by all contexts)."""
         return self._inner.num_entries
 
     def add_fields(
