@@ -110,7 +110,12 @@ class Join:
 
     def _iterate(self, args: IterateArgs) -> Iterator[Any]:
         """Batches over the primary's entries (its steps, aligned with its clusters), each with the
-        auxiliaries' fields beside; ``report=True`` yields ``(batch, Report)`` of the primary."""
+        auxiliaries' fields beside; ``report=True`` yields ``(batch, Report)`` of the primary.
+
+        The arguments are those of :meth:`RNTuple.iterate`; a join selects fields by name only:
+        ``expressions`` are names of its fields (``"prefix.field"`` for an auxiliary's), and
+        ``filter_name`` filters them; ``cut``, ``aliases``, ``filter_typename`` and
+        ``filter_field`` raise ``InvalidArgumentError``."""
         lib = args.lib
         wanted = self._wanted(args)
         index = None

@@ -28,13 +28,10 @@ fields.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from . import _lib
-from ._attributes import AttributeSetWriter, create_attribute_set
 from ._write_input import _conform, _table_of
-from ._write_options import TypeSpec
 from ._writer import _write_table, _Writer
 
 __all__ = ["FillContext", "ParallelWriter", "fill_once"]
@@ -135,22 +132,6 @@ class ParallelWriter(_Writer):
     def fill_context(self) -> FillContext:
         """A new fill context (usable on any thread)."""
         return FillContext(self._inner.fill_context(), self)
-
-    def create_attribute_set(
-        self,
-        name: str,
-        data_or_schema: Any,
-        *,
-        types: Mapping[str, TypeSpec] | None = None,
-        representations: Mapping[str, Any] | None = None,
-    ) -> AttributeSetWriter:
-        """Creates the attribute set ``name``, as ``RNTupleWriter.create_attribute_set`` does.
-
-        Its ranges refer to the committed entries, numbered in commit order:
-        ``begin_range()`` is ``num_entries`` (committed so far), and
-        ``commit_range(start, values)`` covers the entries committed since, by
-        any context."""
-        return create_attribute_set(self, name, data_or_schema, types, representations)
 
 
 def fill_once(writer: ParallelWriter, data: Any) -> None:

@@ -119,6 +119,23 @@ class _Writer(Completed):
         self._schema = pa.schema(self._inner.schema)
         self._schemas.append(self._schema)
 
+    def create_attribute_set(
+        self,
+        name: str,
+        data_or_schema: Any,
+        *,
+        types: Mapping[str, TypeSpec] | None = None,
+        representations: Mapping[str, Any] | None = None,
+    ) -> AttributeSetWriter:
+        """Creates the attribute set ``name`` (ROOT 6.40's ``CreateAttributeSet``): its fields are those of
+        ``data_or_schema``, ``types`` and ``representations`` as for ``mkrntuple``. Its entries, each for a
+        range of this RNTuple's entries, are written when this RNTuple is closed (``AttributeSetWriter``).
+
+        Of a parallel writer, the ranges refer to the committed entries, numbered in commit order:
+        ``begin_range()`` is ``num_entries`` (committed so far), and ``commit_range(start, values)``
+        covers the entries committed since, by any context."""
+        return create_attribute_set(self, name, data_or_schema, types, representations)
+
     def close(self) -> None:
         """Writes the RNTuple's last cluster, page lists, footer and anchor (no-op when closed)."""
         self._inner.close()
@@ -156,19 +173,6 @@ class RNTupleWriter(_Writer):
         """
         table, _, _ = _table_of(data)
         _write_table(self._inner, _conform(table, self._schema, self.name))
-
-    def create_attribute_set(
-        self,
-        name: str,
-        data_or_schema: Any,
-        *,
-        types: Mapping[str, TypeSpec] | None = None,
-        representations: Mapping[str, Any] | None = None,
-    ) -> AttributeSetWriter:
-        """Creates the attribute set ``name`` (ROOT 6.40's ``CreateAttributeSet``): its fields are those of
-        ``data_or_schema``, ``types`` and ``representations`` as for ``mkrntuple``. Its entries, each for a
-        range of this RNTuple's entries, are written when this RNTuple is closed (``AttributeSetWriter``)."""
-        return create_attribute_set(self, name, data_or_schema, types, representations)
 
     def commit_cluster(self) -> None:
         """Ends the current cluster here (clusters otherwise end by size)."""
