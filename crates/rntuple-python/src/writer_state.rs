@@ -89,10 +89,7 @@ impl<W> Guarded<W> {
             check()?;
         }
         match std::mem::replace(&mut *state, State::Closed) {
-            State::Open(w) => close(w).map_err(|e| {
-                *state = State::Failed(e.to_string());
-                e
-            }),
+            State::Open(w) => close(w).inspect_err(|e| *state = State::Failed(e.to_string())),
             State::Closed => Ok(()),
             other => {
                 let e = self.not_open(&other);

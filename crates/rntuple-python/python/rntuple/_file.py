@@ -213,7 +213,8 @@ class File:
             )
         ntuple = RNTuple(self._lib_file.rntuple(f"{path};{number}"), self._path, path)
         if self._location is not None:  # for pickling (not a file-like object's)
-            ntuple._reopen = (_reopen_rntuple, (self._location, f"{path};{number}", dict(self._options)))
+            ntuple._origin = (self._location, f"{path};{number}", dict(self._options))
+            ntuple._reopen = _reopen_rntuple
         self._ntuples.add(ntuple)
         return ntuple
 

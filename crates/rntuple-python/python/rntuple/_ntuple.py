@@ -69,18 +69,19 @@ class RNTuple:
         self._name = inner.name if name is None else name
         self._fields: list[Field] | None = None
         self._paths: list[str] | None = None
-        # How to open it again, set by the ``File`` it came from (``_file``): a function and its
-        # arguments (path or URL, "name;cycle", options), so that the handle pickles.
-        self._reopen: tuple[Callable[..., RNTuple], tuple[Any, ...]] | None = None
+        # Where it came from, (path or URL, "name;cycle", options), and the function that opens it
+        # again from that: set by the ``File`` it came from (``_file``), so that the handle pickles.
+        self._origin: tuple[str, str, dict[str, Any]] | None = None
+        self._reopen: Callable[[str, str, dict[str, Any]], RNTuple] | None = None
         _LIVE.add(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as (path or URL, name, options); unpickling opens the file again (``_file``)."""
-        if self._reopen is None:
+        if self._reopen is None or self._origin is None:
             raise WrongTypeError(
                 f"{self!r} was not obtained from a file (rntuple.open(...)[name]) and cannot be pickled"
             )
-        return self._reopen
+        return (self._reopen, self._origin)
 
     def __repr__(self) -> str:
         where = f" in {self._file_path!r}" if self._file_path else ""
