@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import pytest
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -362,3 +363,51 @@ def canon_diff(a, b, path="$", *, nan_equal=False):
 def _short(v, n=300):
     s = json.dumps(v, default=repr)
     return s if len(s) <= n else s[:n] + "..."
+
+
+# The integer types the writers take, by short name (64-bit last: JSROOT reads them as doubles).
+INT_DTYPES: list[tuple[str, type[np.integer]]] = [
+    ("i8", np.int8),
+    ("u8", np.uint8),
+    ("i16", np.int16),
+    ("u16", np.uint16),
+    ("i32", np.int32),
+    ("u32", np.uint32),
+    ("i64", np.int64),
+    ("u64", np.uint64),
+]
+
+
+def extreme_ints(rng: np.random.Generator, dtype: type[np.integer], n: int) -> np.ndarray:
+    """``n`` random integers of ``dtype``, the first two its minimum and maximum."""
+    info = np.iinfo(dtype)
+    values = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    values[:2] = [info.min, info.max]
+    return values
+
+
+def write_in_clusters(path: str | os.PathLike[str], name: str, data: object, clusters: list[int]) -> str:
+    """Writes ``data`` (anything ``ak.Array`` takes) as the RNTuple ``name`` of a new file, in
+    clusters of ``clusters`` entries each; returns the path."""
+    import awkward as ak
+    import rntuple
+
+    events = ak.Array(data)
+    with rntuple.recreate(path) as f, f.mkrntuple(name, events[:0]) as w:
+        at = 0
+        for n in clusters:
+            w.extend(events[at : at + n])
+            w.commit_cluster()
+            at += n
+    return os.fspath(path)
+
+
+def canon_float(v: object) -> object:
+    """A non-finite float as the dump format spells it (``"nan"``, ``"inf"``, ``"-inf"``); any other
+    value as it is."""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+    return v

@@ -8,17 +8,9 @@ import awkward as ak
 import numpy as np
 import pytest
 import rntuple
+from conftest import write_in_clusters
 
-
-def _write(path: str, name: str, data: dict, clusters: list[int]) -> str:
-    data = ak.Array(data)
-    with rntuple.recreate(path) as f, f.mkrntuple(name, data[:0]) as w:
-        at = 0
-        for n in clusters:
-            w.extend(data[at : at + n])
-            w.commit_cluster()
-            at += n
-    return path
+_write = write_in_clusters
 
 
 @pytest.fixture(scope="module")

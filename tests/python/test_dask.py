@@ -10,6 +10,7 @@ import awkward as ak
 import numpy as np
 import pytest
 import rntuple
+from conftest import write_in_clusters
 
 dask = pytest.importorskip("dask")
 dak = pytest.importorskip("dask_awkward")
@@ -35,12 +36,7 @@ def _write(path: Path, seed: int, clusters: list[int]) -> Path:
             "rec": ak.zip({"a": np.arange(n, dtype=np.int32), "b": rng.random(n)}),
         }
     )
-    with rntuple.recreate(path) as f, f.mkrntuple("Events", events[:0]) as w:
-        start = 0
-        for size in clusters:
-            w.extend(events[start : start + size])
-            w.commit_cluster()
-            start += size
+    write_in_clusters(path, "Events", events, clusters)
     return path
 
 

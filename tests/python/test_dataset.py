@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import rntuple
 import uproot
+from conftest import write_in_clusters
 from rntuple._dataset import plan_steps
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
@@ -37,13 +38,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     for i, clusters in enumerate(LAYOUT):
         path = str(root / f"part{i}.root")
         data = _events(i + 1, sum(clusters))
-        with rntuple.recreate(path) as f, f.mkrntuple("Events", data[:0]) as w:
-            at = 0
-            for n in clusters:
-                w.extend(data[at : at + n])
-                w.commit_cluster()
-                at += n
-        paths.append(path)
+        paths.append(write_in_clusters(path, "Events", data, clusters))
     return paths
 
 

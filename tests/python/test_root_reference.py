@@ -27,7 +27,6 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
-import math
 import os
 import subprocess
 
@@ -39,6 +38,7 @@ from conftest import (
     all_cases,
     cache_dir,
     canon_diff,
+    canon_float,
     dumper_hash,
     root_python,
 )
@@ -160,15 +160,6 @@ def test_matches_root(case, reference_store, our_dump):
 # ---------------------------------------------------------------------------
 
 
-def _canon_scalar(v):
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-    return v
-
-
 def _canon_text(v) -> str:
     return json.dumps(v, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
@@ -181,7 +172,7 @@ def normalize_uproot(value):
         return [normalize_uproot(v) for v in value]
     if isinstance(value, dict):
         return {k: normalize_uproot(v) for k, v in value.items()}
-    return _canon_scalar(value)
+    return canon_float(value)
 
 
 def _take_base(flat: dict, expected: dict) -> dict:

@@ -17,7 +17,7 @@ import pytest
 import rntuple
 import uproot
 from conftest import DATA
-from rntuple._expressions import compile_selection
+from rntuple._computed import compile_selection
 
 MUONS = os.path.join(DATA, "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root")
 NANO = os.path.join(DATA, "cmsopendata2015_ttbar_19980_NANOAOD_RNTupleImporter_rntuple_v1-0-0-1.root")

@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import math
 import os
 import re
 import subprocess
@@ -45,7 +44,17 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import rntuple
-from conftest import REFERENCE, cache_dir, canon_diff, dumper_hash, root_python
+from conftest import (
+    INT_DTYPES,
+    REFERENCE,
+    _sha256_file,
+    cache_dir,
+    canon_diff,
+    canon_float,
+    dumper_hash,
+    extreme_ints,
+    root_python,
+)
 
 ROOT_DUMP = os.path.join(REFERENCE, "root_dump.py")
 N = 1500
@@ -80,20 +89,8 @@ def columns(n: int, seed: int = 7) -> dict[str, ak.Array]:
     """One awkward array per written type, deterministic."""
     rng = np.random.default_rng(seed)
     out: dict[str, ak.Array] = {}
-    for name, dt in [
-        ("i8", np.int8),
-        ("u8", np.uint8),
-        ("i16", np.int16),
-        ("u16", np.uint16),
-        ("i32", np.int32),
-        ("u32", np.uint32),
-        ("i64", np.int64),
-        ("u64", np.uint64),
-    ]:
-        info = np.iinfo(dt)
-        values = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
-        values[:2] = [info.min, info.max]
-        out[name] = ak.Array(values)
+    for name, dt in INT_DTYPES:
+        out[name] = ak.Array(extreme_ints(rng, dt, n))
     f32 = rng.normal(0, 100, n).astype(np.float32)
     f64 = rng.normal(0, 1e10, n)
     for a in (f32, f64):
@@ -220,11 +217,7 @@ def slices(data: object, bounds: list[tuple[int, int]]) -> list[object]:
 def canon(v):
     """ak.to_list values with non-finite floats spelled as in the dump format."""
     if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return v
+        return canon_float(v)
     if isinstance(v, list | tuple):
         return [canon(x) for x in v]
     if isinstance(v, dict):
@@ -501,14 +494,6 @@ def ordered_data(n: int) -> tuple[dict, dict]:
 # ---------------------------------------------------------------------------
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def root_dumps(jobs: list[tuple[str, str]]) -> dict[tuple[str, str], list[dict] | str]:
     """ROOT's dump of every (file, RNTuple), or the error ROOT reported; one ROOT process for all that
     are not cached."""
@@ -517,7 +502,7 @@ def root_dumps(jobs: list[tuple[str, str]]) -> dict[tuple[str, str], list[dict] 
     outs = {}
     todo = []
     for path, name in jobs:
-        key = hashlib.sha256(json.dumps(["write", _sha256(path), name, dumper_hash()]).encode()).hexdigest()[:32]
+        key = hashlib.sha256(json.dumps(["write", _sha256_file(path), name, dumper_hash()]).encode()).hexdigest()[:32]
         out = os.path.join(store, f"write-{key}.jsonl")
         outs[(path, name)] = out
         if not (os.path.exists(out + ".meta.json") or os.path.exists(out + ".error")):
@@ -590,9 +575,8 @@ def ours_dumps(jobs: list[tuple[str, str]], directory: str) -> dict[tuple[str, s
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     """Writes every case and the override file (reproducibly), then has ROOT dump them all at once."""
-    old = os.environ.get("SOURCE_DATE_EPOCH")
-    os.environ["SOURCE_DATE_EPOCH"] = "1700000000"
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", "1700000000")  # reproducible files
         directory = str(tmp_path_factory.mktemp("write"))
         cols = columns(N)
         for case in CASES:
@@ -608,11 +592,6 @@ def written(tmp_path_factory):
             multimap = {"mmap": ordered.pop("mmap")}
             for name, d in (("ordered", ordered), ("multimap", multimap)):
                 f.mkrntuple(name, d, types={k: t for k, t in ORDERED_TYPES.items() if k in d})
-    finally:
-        if old is None:
-            del os.environ["SOURCE_DATE_EPOCH"]
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = old
     jobs = [(c.path, c.name) for c in CASES] + [
         (over, "Overrides"),
         (over, "maps"),

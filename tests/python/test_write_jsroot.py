@@ -23,7 +23,7 @@ import awkward as ak
 import numpy as np
 import pytest
 import rntuple
-from conftest import TESTS, cache_dir
+from conftest import INT_DTYPES, TESTS, cache_dir, extreme_ints
 
 JSROOT_SCRIPTS = os.path.join(TESTS, "jsroot")
 with open(os.path.join(JSROOT_SCRIPTS, "JSROOT_VERSION"), encoding="utf-8") as _fh:
@@ -109,18 +109,8 @@ def supported(n: int) -> tuple[dict, dict, dict, dict]:
     rng = np.random.default_rng(17)
     data: dict = {}
     want: dict = {}
-    for name, dt in [
-        ("i8", np.int8),
-        ("u8", np.uint8),
-        ("i16", np.int16),
-        ("u16", np.uint16),
-        ("i32", np.int32),
-        ("u32", np.uint32),
-    ]:
-        info = np.iinfo(dt)
-        v = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
-        v[:2] = [info.min, info.max]
-        data[name] = v
+    for name, dt in INT_DTYPES[:6]:
+        data[name] = extreme_ints(rng, dt, n)
     # 64-bit integers within the doubles' exact range (JSROOT gives numbers, see JSROOT_KNOWN_LIMITS)
     data["i64"] = rng.integers(-(2**53), 2**53, n)
     data["u64"] = rng.integers(0, 2**53, n).astype(np.uint64)

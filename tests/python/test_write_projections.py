@@ -131,9 +131,8 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
-    old = os.environ.get("SOURCE_DATE_EPOCH")
-    os.environ["SOURCE_DATE_EPOCH"] = "1700000000"
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", "1700000000")  # reproducible files
         directory = str(tmp_path_factory.mktemp("projections"))
         src = rntuple.open(IMPORTER)["Events"]
         regular = [f.name for f in src.fields if not f.projected]
@@ -150,11 +149,6 @@ def written(tmp_path_factory):
                     for a, b in [(0, 1), (1, 500), (500, N)]:
                         w.extend({k: v[a:b] for k, v in syn.items()})
             matrix.append(path)
-    finally:
-        if old is None:
-            del os.environ["SOURCE_DATE_EPOCH"]
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = old
     rows = canon(ak.to_list(ak.zip(syn, depth_limit=1)))
     expected = [{**r, **{k: canon(fn(r)) for k, fn in EXPECTED.items()}} for r in rows]
     jobs = [(IMPORTER, "Events"), (imp, "Events")] + [(p, "Events") for p in matrix]

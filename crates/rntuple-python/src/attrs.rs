@@ -1,6 +1,7 @@
 //! Attribute sets (ROOT 6.40's `RNTupleAttr*`, see `rntuple::attributes`):
 //! `AttributeSet` read from an RNTuple, and the functions that create and
-//! fill attribute sets of an RNTuple being written. The `rntuple` package
+//! fill attribute sets of an RNTuple being written (by an `RNTupleWriter` or
+//! a `ParallelWriter`). The `rntuple` package
 //! wraps them (`rntuple._attributes`).
 
 use std::sync::Arc;
@@ -10,8 +11,10 @@ use pyo3::types::PyDict;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 use rntuple::AttributeRange;
 
+use crate::errors::to_py;
+use crate::parallel::PyParallelWriter;
 use crate::write::{parse_overrides, PyRNTupleWriter};
-use crate::{to_py, RNTuple};
+use crate::RNTuple;
 
 /// One attribute set of an RNTuple, read.
 #[pyclass(module = "rntuple._lib", name = "AttributeSet", frozen)]
@@ -80,28 +83,34 @@ fn open_attribute_set(py: Python<'_>, rntuple: &Bound<'_, RNTuple>, name: &str) 
     Ok(PyAttributeSet { inner: Arc::new(set) })
 }
 
-/// Creates the attribute set `name` of the RNTuple being written, with the
-/// Arrow `schema` and `overrides` as for its fields. Refusals leave the
-/// writer usable.
+/// `writer` when it is not an `RNTupleWriter`: a `ParallelWriter`.
+fn parallel<'a, 'py>(writer: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyParallelWriter>> {
+    Ok(writer.cast::<PyParallelWriter>()?)
+}
+
+/// Creates the attribute set `name` of the RNTuple being written by `writer`,
+/// with the Arrow `schema` and `overrides` as for its fields.
 #[pyfunction]
 fn create_attribute_set(
-    py: Python<'_>,
-    writer: &Bound<'_, PyRNTupleWriter>,
+    writer: &Bound<'_, PyAny>,
     name: String,
     schema: PySchema,
     overrides: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
     let overrides = parse_overrides(overrides)?;
     let schema = schema.into_inner();
-    writer.get().with_open(py, move |w| w.create_attribute_set(&name, &schema, &overrides))
+    let py = writer.py();
+    match writer.cast::<PyRNTupleWriter>() {
+        Ok(w) => w.get().with_open(py, |w| w.create_attribute_set(&name, &schema, &overrides)),
+        Err(_) => parallel(writer)?.get().with_open(py, |w| w.create_attribute_set(&name, &schema, &overrides)),
+    }
 }
 
 /// Appends attribute entries: row i of `batch` for the main entries
-/// `[starts[i], starts[i] + lengths[i])`.
+/// `[starts[i], starts[i] + lengths[i])` (of a parallel writer: the committed entries).
 #[pyfunction]
 fn commit_attributes(
-    py: Python<'_>,
-    writer: &Bound<'_, PyRNTupleWriter>,
+    writer: &Bound<'_, PyAny>,
     name: String,
     batch: PyRecordBatch,
     starts: Vec<u64>,
@@ -109,13 +118,17 @@ fn commit_attributes(
 ) -> PyResult<()> {
     let ranges = attribute_ranges(&starts, &lengths)?;
     let batch = batch.into_inner();
-    writer.get().with_open(py, move |w| w.commit_attributes(&name, &batch, &ranges))
+    let py = writer.py();
+    match writer.cast::<PyRNTupleWriter>() {
+        Ok(w) => w.get().with_open(py, |w| w.commit_attributes(&name, &batch, &ranges)),
+        Err(_) => parallel(writer)?.get().with_open(py, |w| w.commit_attributes(&name, &batch, &ranges)),
+    }
 }
 
 /// The main entries `[starts[i], starts[i] + lengths[i])` of attribute entry i.
 pub(crate) fn attribute_ranges(starts: &[u64], lengths: &[u64]) -> PyResult<Vec<AttributeRange>> {
     if starts.len() != lengths.len() {
-        return Err(pyo3::exceptions::PyValueError::new_err("starts and lengths differ in length"));
+        return Err(to_py(rntuple_format::Error::invalid("starts and lengths differ in length")));
     }
     Ok(starts.iter().zip(lengths).map(|(&s, &l)| AttributeRange::new(s, l)).collect())
 }

@@ -12,7 +12,7 @@ use rntuple::container::{OpenOptions, RootFile};
 use rntuple_tools::inspect::{inspect_loaded, json, layout};
 use rntuple_tools::load::{attribute_sets_of, load, resolve_name, Loaded};
 
-use crate::to_py;
+use crate::errors::to_py;
 use crate::tools::json_to_py;
 
 fn open(path: &str, verify_checksums: bool) -> rntuple::format::Result<RootFile> {

@@ -5,49 +5,23 @@
 
 mod attrs;
 mod browse;
+mod errors;
 mod nulls;
 mod parallel;
 mod readat;
 mod schema;
 mod tools;
 mod write;
+mod writer_state;
 
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyIOError, PyKeyError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatch;
 use rntuple::{ArrowShape, RNTupleFile, ReadOptions};
-use rntuple_format::Error;
 
-pyo3::create_exception!(_lib, RNTupleError, PyException, "Base class of errors raised by rntuple.");
-pyo3::create_exception!(_lib, FormatError, RNTupleError, "The file contradicts the RNTuple or ROOT file format.");
-pyo3::create_exception!(_lib, TruncatedError, FormatError, "The file ends before a structure is complete.");
-pyo3::create_exception!(_lib, ChecksumError, FormatError, "A stored checksum does not match the data.");
-pyo3::create_exception!(_lib, UnsupportedError, RNTupleError, "The file uses a feature rntuple does not support.");
-pyo3::create_exception!(_lib, AllocationError, FormatError, "A size in the file is larger than the file can justify.");
-pyo3::create_exception!(_lib, DecompressionError, FormatError, "A compressed block cannot be decompressed.");
-
-fn to_py(e: Error) -> PyErr {
-    let msg = e.to_string();
-    match e {
-        Error::OutOfSpec { .. } => FormatError::new_err(msg),
-        Error::Truncated { .. } => TruncatedError::new_err(msg),
-        Error::ChecksumMismatch { .. } => ChecksumError::new_err(msg),
-        Error::Unsupported { .. } => UnsupportedError::new_err(msg),
-        Error::WouldOverAllocate { .. } => AllocationError::new_err(msg),
-        Error::Decompression { .. } => DecompressionError::new_err(msg),
-        Error::NotFound { .. } => PyKeyError::new_err(msg),
-        Error::InvalidArgument { .. } | Error::State { .. } => PyValueError::new_err(msg),
-        Error::Io { source, .. } => match source.kind() {
-            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
-            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
-            _ => PyIOError::new_err(msg),
-        },
-        _ => RNTupleError::new_err(msg),
-    }
-}
+use crate::errors::to_py;
 
 /// An open ROOT file.
 #[pyclass(module = "rntuple._lib", frozen)]
@@ -290,7 +264,7 @@ impl RNTuple {
     fn show(&self, py: Python<'_>) -> PyResult<String> {
         let mut buf = Vec::new();
         py.detach(|| rntuple_tools::term::show(&self.inner, &mut buf))
-            .map_err(|e| PyIOError::new_err(e.to_string()))?;
+            .map_err(|e| errors::new_err(errors::Kind::Storage, e.to_string()))?;
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
 }
@@ -380,12 +354,11 @@ fn set_io_report(on: bool) {
 
 #[pymodule]
 fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
     m.add_class::<File>()?;
     m.add_class::<RNTuple>()?;
     m.add_class::<write::PyFileWriter>()?;
     m.add_class::<write::PyRNTupleWriter>()?;
-    write::add_write_error(m)?;
+    errors::register(m)?;
     m.add_function(wrap_pyfunction!(write::compression_setting, m)?)?;
     m.add_function(wrap_pyfunction!(nulls::null_paths, m)?)?;
     m.add_function(wrap_pyfunction!(readat::open_reader, m)?)?;
@@ -398,13 +371,6 @@ fn _lib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     attrs::register(m)?;
     parallel::register(m)?;
     schema::register(m)?;
-    m.add("RNTupleError", py.get_type::<RNTupleError>())?;
-    m.add("FormatError", py.get_type::<FormatError>())?;
-    m.add("TruncatedError", py.get_type::<TruncatedError>())?;
-    m.add("ChecksumError", py.get_type::<ChecksumError>())?;
-    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
-    m.add("AllocationError", py.get_type::<AllocationError>())?;
-    m.add("DecompressionError", py.get_type::<DecompressionError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -13,7 +13,7 @@
 //! `ParallelWriter::close` consumes the writer even when it refuses).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use arrow_schema::SchemaRef;
 use pyo3::prelude::*;
@@ -21,65 +21,27 @@ use pyo3::types::PyDict;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 use rntuple::write::{FillContext, ParallelWriter};
 
-use crate::attrs::attribute_ranges;
-use crate::write::{add_fields_args, parse_options, parse_overrides, schema_of, to_py_write, Failure, PyFileWriter};
-
-enum WriterState {
-    Open(ParallelWriter),
-    Closed,
-    Abandoned,
-    /// `close` failed, with the message.
-    Failed(String),
-}
-
-impl WriterState {
-    fn name(&self) -> &'static str {
-        match self {
-            WriterState::Open(_) => "open",
-            WriterState::Closed => "closed",
-            WriterState::Abandoned => "abandoned",
-            WriterState::Failed(_) => "failed",
-        }
-    }
-}
+use crate::errors::to_py_write;
+use crate::write::{add_fields_args, parse_options, parse_overrides, PyFileWriter};
+use crate::writer_state::{Guarded, State};
+use rntuple_format::Error;
 
 /// One RNTuple being written by several fill contexts.
 #[pyclass(module = "rntuple._lib", name = "ParallelWriter", frozen)]
 pub(crate) struct PyParallelWriter {
-    inner: Mutex<WriterState>,
-    name: String,
-    /// The newest schema (grows with `add_fields`).
-    schema: Mutex<SchemaRef>,
+    inner: Guarded<ParallelWriter>,
     /// Fill contexts made and not yet closed or collected.
     open_contexts: Arc<AtomicUsize>,
 }
 
 impl PyParallelWriter {
-    fn lock(&self) -> Result<MutexGuard<'_, WriterState>, Failure> {
-        self.inner
-            .lock()
-            .map_err(|_| Failure::State(format!("the parallel writer of RNTuple '{}' panicked", self.name)))
-    }
-
-    fn not_open(&self, state: &WriterState) -> Failure {
-        Failure::State(match state {
-            WriterState::Failed(msg) => format!("the parallel writer of RNTuple '{}' failed: {msg}", self.name),
-            other => format!("the parallel writer of RNTuple '{}' is {}", self.name, other.name()),
-        })
-    }
-
     /// Runs `f` on the open writer with the GIL released.
-    fn with_open<T: Send>(
+    pub(crate) fn with_open<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&ParallelWriter) -> rntuple_format::Result<T> + Send,
     ) -> PyResult<T> {
-        py.detach(|| {
-            let state = self.lock()?;
-            let WriterState::Open(w) = &*state else { return Err(self.not_open(&state)) };
-            f(w).map_err(Failure::Rust)
-        })
-        .map_err(|e| e.into_py(py))
+        py.detach(|| self.inner.with_open(|w| f(w), |_| false)).map_err(to_py_write)
     }
 }
 
@@ -101,26 +63,23 @@ impl PyParallelWriter {
         let options = parse_options(options, file.compression)?;
         let schema: SchemaRef = schema.into_inner();
         let shared = file.inner.clone();
-        let writer = py
-            .detach(|| ParallelWriter::new(&shared, &name, &schema, &overrides, options))
-            .map_err(|e| to_py_write(py, e))?;
+        let writer =
+            py.detach(|| ParallelWriter::new(&shared, &name, &schema, &overrides, options)).map_err(to_py_write)?;
         Ok(PyParallelWriter {
-            inner: Mutex::new(WriterState::Open(writer)),
-            name,
-            schema: Mutex::new(schema),
+            inner: Guarded::new(writer, "parallel writer", name, schema),
             open_contexts: Arc::new(AtomicUsize::new(0)),
         })
     }
 
     #[getter]
     fn name(&self) -> &str {
-        &self.name
+        &self.inner.name
     }
 
     /// The newest schema: as created, with the fields added since.
     #[getter]
-    fn schema(&self, py: Python<'_>) -> PyResult<PySchema> {
-        schema_of(&self.schema, py)
+    fn schema(&self) -> PyResult<PySchema> {
+        self.inner.schema().map_err(to_py_write)
     }
 
     /// Adds top-level fields (`schema`, written as `overrides` say) and
@@ -140,14 +99,13 @@ impl PyParallelWriter {
             w.add_fields(&added, &overrides, &projections)?;
             w.schema()
         })?;
-        *self.schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))? = Arc::new(merged);
-        Ok(())
+        self.inner.set_schema(Arc::new(merged)).map_err(to_py_write)
     }
 
     /// "open", "closed", "abandoned" or "failed".
     #[getter]
     fn state(&self, py: Python<'_>) -> PyResult<&'static str> {
-        py.detach(|| self.lock().map(|s| s.name())).map_err(|e| e.into_py(py))
+        py.detach(|| self.inner.state_name()).map_err(to_py_write)
     }
 
     /// Fill contexts made and not yet closed (or collected).
@@ -159,11 +117,11 @@ impl PyParallelWriter {
     /// Entries in the clusters committed so far (0 unless open).
     #[getter]
     fn num_entries(&self, py: Python<'_>) -> PyResult<u64> {
-        py.detach(|| match &*self.lock()? {
-            WriterState::Open(w) => w.num_entries().map_err(Failure::Rust),
+        py.detach(|| match &*self.inner.lock()? {
+            State::Open(w) => w.num_entries(),
             _ => Ok(0),
         })
-        .map_err(|e| e.into_py(py))
+        .map_err(to_py_write)
     }
 
     /// A new fill context (usable from any thread).
@@ -175,78 +133,27 @@ impl PyParallelWriter {
             Ok(ctx)
         })?;
         let open = OpenContext { ctx: Some(Box::new(ctx)), open_contexts: Arc::clone(&self.open_contexts) };
-        Ok(PyFillContext { inner: Mutex::new(ContextState::Open(open)), name: self.name.clone() })
-    }
-
-    /// Creates the attribute set `name` (fields: the Arrow `schema`, written
-    /// as `overrides` say); it is written at `close`.
-    fn create_attribute_set(
-        &self,
-        py: Python<'_>,
-        name: String,
-        schema: PySchema,
-        overrides: &Bound<'_, PyDict>,
-    ) -> PyResult<()> {
-        let overrides = parse_overrides(overrides)?;
-        let schema = schema.into_inner();
-        self.with_open(py, move |w| w.create_attribute_set(&name, &schema, &overrides))
-    }
-
-    /// Appends attribute entries: row i of `batch` for the committed entries
-    /// `[starts[i], starts[i] + lengths[i])`.
-    fn commit_attributes(
-        &self,
-        py: Python<'_>,
-        name: String,
-        batch: PyRecordBatch,
-        starts: Vec<u64>,
-        lengths: Vec<u64>,
-    ) -> PyResult<()> {
-        let ranges = attribute_ranges(&starts, &lengths)?;
-        let batch = batch.into_inner();
-        self.with_open(py, move |w| w.commit_attributes(&name, &batch, &ranges))
+        Ok(PyFillContext { inner: Mutex::new(ContextState::Open(open)), name: self.inner.name.clone() })
     }
 
     /// Writes the page lists, footer and anchor (no-op when closed). Refused,
     /// leaving the writer open, while fill contexts are open.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| {
-            let mut state = self.lock()?;
-            let open = self.open_contexts.load(Ordering::SeqCst);
-            if matches!(*state, WriterState::Open(_)) && open > 0 {
-                return Err(Failure::State(format!(
-                    "{open} fill context(s) of the parallel writer of RNTuple '{}' are still open; \
-                     close them (ctx.close() or their `with` block) before closing the writer",
-                    self.name
-                )));
-            }
-            match std::mem::replace(&mut *state, WriterState::Closed) {
-                WriterState::Open(w) => w.close().map_err(|e| {
-                    *state = WriterState::Failed(e.to_string());
-                    Failure::Rust(e)
-                }),
-                WriterState::Closed => Ok(()),
-                other => {
-                    let e = self.not_open(&other);
-                    *state = other;
-                    Err(e)
-                }
-            }
-        })
-        .map_err(|e| e.into_py(py))
+        let still_open = || match self.open_contexts.load(Ordering::SeqCst) {
+            0 => Ok(()),
+            open => Err(Error::state(format!(
+                "{open} fill context(s) of the parallel writer of RNTuple '{}' are still open; \
+                 close them (ctx.close() or their `with` block) before closing the writer",
+                self.inner.name
+            ))),
+        };
+        py.detach(|| self.inner.close(still_open, |w| w.close())).map_err(to_py_write)
     }
 
     /// Drops the RNTuple: it will not be in the file (clusters that open
     /// contexts still commit stay as dead space). No-op once closed.
     fn abandon(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| {
-            let mut state = self.lock()?;
-            if !matches!(*state, WriterState::Closed) {
-                *state = WriterState::Abandoned;
-            }
-            Ok(())
-        })
-        .map_err(|e: Failure| e.into_py(py))
+        py.detach(|| self.inner.abandon()).map_err(to_py_write)
     }
 }
 
@@ -288,15 +195,15 @@ impl PyFillContext {
         py.detach(|| {
             let mut state = self.inner.lock().map_err(|_| self.panicked())?;
             match &mut *state {
-                ContextState::Open(OpenContext { ctx: Some(ctx), .. }) => f(ctx).map_err(Failure::Rust),
-                _ => Err(Failure::State(format!("the fill context of RNTuple '{}' is closed", self.name))),
+                ContextState::Open(OpenContext { ctx: Some(ctx), .. }) => f(ctx),
+                _ => Err(Error::state(format!("the fill context of RNTuple '{}' is closed", self.name))),
             }
         })
-        .map_err(|e| e.into_py(py))
+        .map_err(to_py_write)
     }
 
-    fn panicked(&self) -> Failure {
-        Failure::State(format!("a fill context of RNTuple '{}' panicked", self.name))
+    fn panicked(&self) -> Error {
+        Error::state(format!("a fill context of RNTuple '{}' panicked", self.name))
     }
 }
 
@@ -334,7 +241,7 @@ impl PyFillContext {
             ContextState::Open(_) => Ok(0),
             ContextState::Closed(n) => Ok(*n),
         })
-        .map_err(|e: Failure| e.into_py(py))
+        .map_err(to_py_write)
     }
 
     /// (held, high water) bytes of the context's buffers; `None` once closed.
@@ -347,13 +254,13 @@ impl PyFillContext {
             }
             _ => Ok(None),
         })
-        .map_err(|e: Failure| e.into_py(py))
+        .map_err(to_py_write)
     }
 
     #[getter]
     fn closed(&self, py: Python<'_>) -> PyResult<bool> {
         py.detach(|| Ok(matches!(&*self.inner.lock().map_err(|_| self.panicked())?, ContextState::Closed(_))))
-            .map_err(|e: Failure| e.into_py(py))
+            .map_err(to_py_write)
     }
 
     /// Commits the open cluster and ends the context (no-op when closed).
@@ -366,9 +273,9 @@ impl PyFillContext {
             let r = (*ctx).close();
             // Dropping the emptied `OpenContext` uncounts it.
             *state = ContextState::Closed(n);
-            r.map_err(Failure::Rust)
+            r
         })
-        .map_err(|e| e.into_py(py))
+        .map_err(to_py_write)
     }
 }
 

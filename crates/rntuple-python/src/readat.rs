@@ -17,7 +17,8 @@ use rntuple_container::storage::ReadAt;
 use rntuple_container::OpenOptions;
 use rntuple_format::{Error, Location, Result};
 
-use crate::{to_py, File};
+use crate::errors::to_py;
+use crate::File;
 
 /// Positional reads from a Python object with `seek` and `read`.
 pub(crate) struct PyReadAt {
@@ -42,9 +43,12 @@ impl PyReadAt {
         let what = object.repr().map(|r| r.to_string()).unwrap_or_else(|_| "a file-like object".into());
         for method in ["read", "seek"] {
             if !object.hasattr(method)? {
-                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                return Err(crate::errors::new_err(
+                    crate::errors::Kind::WrongType,
+                    format!(
                     "{what} has no '{method}' method: rntuple.open() takes a path, a URL or a binary file-like object"
-                )));
+                ),
+                ));
             }
         }
         let size: u64 = object.call_method1("seek", (0, 2))?.extract()?;

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rntuple_tools::cli::Dispatch;
@@ -22,7 +22,7 @@ use rntuple_tools::term::{Bar, Finish, When};
 use rntuple_tools::verify::{FileReport, VerifyOptions};
 use rntuple_tools::{is_interrupted, Progress};
 
-use crate::to_py;
+use crate::errors::to_py;
 
 /// How often a running tool looks for a pending Python signal.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
@@ -82,7 +82,7 @@ impl Progress for PyProgress {
 
 /// Converts a JSON value of the tools into Python objects.
 pub(crate) fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
-    let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let text = serde_json::to_string(v).map_err(|e| to_py(rntuple_format::Error::internal(e.to_string())))?;
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }
 
@@ -181,7 +181,7 @@ fn merge<'py>(
     sync: bool,
     progress: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mode: MergeMode = mode.parse().map_err(|e: rntuple_format::Error| PyValueError::new_err(e.to_string()))?;
+    let mode: MergeMode = mode.parse().map_err(to_py)?;
     let options = MergeOptions { name, mode, compression, verify_checksums, overwrite, sync, threads };
     let observer = PyProgress::new(progress);
     let result = py.detach(|| {

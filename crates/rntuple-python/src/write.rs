@@ -10,13 +10,11 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
-use pyo3::exceptions::{PyFileNotFoundError, PyIOError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyTuple, PyType};
+use pyo3::types::{PyBool, PyDict};
 use pyo3_arrow::{PyRecordBatch, PySchema};
 use rntuple::write::{
     Compression, FieldOverride, Projection, RNTupleWriter, RealEncoding, SharedFileWriter, WriteOptions,
@@ -24,68 +22,8 @@ use rntuple::write::{
 use rntuple_container::write::WriterOptions;
 use rntuple_format::Error;
 
-use crate::{RNTupleError, UnsupportedError};
-
-/// `rntuple.WriteError`: a subclass of both `RNTupleError` and `ValueError`,
-/// created at module initialization (PyO3 exceptions have a single base).
-static WRITE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-
-/// Creates `WriteError` and adds it to the module.
-pub(crate) fn add_write_error(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
-    let bases = PyTuple::new(py, [py.get_type::<RNTupleError>().into_any(), py.get_type::<PyValueError>().into_any()])?;
-    let ns = PyDict::new(py);
-    ns.set_item("__doc__", "Data, names, types or options that cannot be written as asked (also a ValueError).")?;
-    ns.set_item("__module__", "rntuple._lib")?;
-    let cls = py.get_type::<PyType>().call1(("WriteError", bases, ns))?.cast_into::<PyType>()?;
-    m.add("WriteError", &cls)?;
-    let _ = WRITE_ERROR.set(py, cls.unbind());
-    Ok(())
-}
-
-fn write_error(py: Python<'_>, msg: String) -> PyErr {
-    match WRITE_ERROR.get(py) {
-        Some(t) => PyErr::from_type(t.bind(py).clone(), msg),
-        None => PyValueError::new_err(msg),
-    }
-}
-
-/// Errors of writing: user errors are `WriteError`s.
-pub(crate) fn to_py_write(py: Python<'_>, e: Error) -> PyErr {
-    let msg = e.to_string();
-    match e {
-        Error::InvalidArgument { .. } | Error::State { .. } => write_error(py, msg),
-        Error::Unsupported { .. } => UnsupportedError::new_err(msg),
-        Error::Io { source, .. } => match source.kind() {
-            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
-            _ => PyIOError::new_err(msg),
-        },
-        _ => RNTupleError::new_err(msg),
-    }
-}
-
-/// What goes wrong with the GIL released, turned into a Python exception
-/// once it is held again.
-pub(crate) enum Failure {
-    Rust(Error),
-    /// A writer used in a state that does not allow it (a `ValueError`).
-    State(String),
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Self {
-        Failure::Rust(e)
-    }
-}
-
-impl Failure {
-    pub(crate) fn into_py(self, py: Python<'_>) -> PyErr {
-        match self {
-            Failure::Rust(e) => to_py_write(py, e),
-            Failure::State(msg) => PyValueError::new_err(msg),
-        }
-    }
-}
+use crate::errors::{new_err, to_py_write, Kind};
+use crate::writer_state::{Guarded, State};
 
 /// A ROOT file being written.
 #[pyclass(module = "rntuple._lib", name = "FileWriter", frozen)]
@@ -104,7 +42,7 @@ impl PyFileWriter {
         if let Some(m) = max_key_size {
             options.max_key_size = m;
         }
-        let inner = py.detach(|| SharedFileWriter::create(&path, options)).map_err(|e| to_py_write(py, e))?;
+        let inner = py.detach(|| SharedFileWriter::create(&path, options)).map_err(to_py_write)?;
         Ok(PyFileWriter { inner, compression })
     }
 
@@ -153,14 +91,14 @@ impl PyFileWriter {
                 }
                 Ok::<_, Error>(w)
             })
-            .map_err(|e| to_py_write(py, e))?;
-        Ok(PyRNTupleWriter { inner: Mutex::new(State::Open(Box::new(writer))), name, schema: Mutex::new(schema) })
+            .map_err(to_py_write)?;
+        Ok(PyRNTupleWriter { inner: Guarded::new(Box::new(writer), "writer", name, schema) })
     }
 
     /// Completes the file with the RNTuples closed so far.
     fn finish(&self, py: Python<'_>) -> PyResult<()> {
         let file = self.inner.clone();
-        py.detach(move || file.finish()).map_err(|e| to_py_write(py, e))
+        py.detach(move || file.finish()).map_err(to_py_write)
     }
 
     /// Gives the file up: it stays marked as not completed by its writer.
@@ -170,60 +108,26 @@ impl PyFileWriter {
     }
 }
 
-enum State {
-    Open(Box<RNTupleWriter<'static>>),
-    Closed,
-    Abandoned,
-    /// Failed while writing, with the message.
-    Failed(String),
-}
-
-impl State {
-    fn name(&self) -> &'static str {
-        match self {
-            State::Open(_) => "open",
-            State::Closed => "closed",
-            State::Abandoned => "abandoned",
-            State::Failed(_) => "failed",
-        }
-    }
-}
-
 /// One RNTuple being written.
 #[pyclass(module = "rntuple._lib", name = "RNTupleWriter", frozen)]
 pub(crate) struct PyRNTupleWriter {
-    inner: Mutex<State>,
-    name: String,
-    /// The schema of the batches (grows with `add_fields`).
-    schema: Mutex<SchemaRef>,
+    inner: Guarded<Box<RNTupleWriter<'static>>>,
 }
 
 impl PyRNTupleWriter {
-    fn lock(&self) -> Result<MutexGuard<'_, State>, Failure> {
-        self.inner.lock().map_err(|_| Failure::State(format!("the writer of RNTuple '{}' panicked", self.name)))
-    }
-
-    fn not_open(&self, state: &State) -> Failure {
-        Failure::State(match state {
-            State::Failed(msg) => {
-                format!("the writer of RNTuple '{}' failed earlier and cannot continue: {msg}", self.name)
-            }
-            other => format!("the writer of RNTuple '{}' is {}", self.name, other.name()),
-        })
-    }
-
     /// Runs `f` on the open writer with the GIL released; an error marks the
-    /// writer failed.
-    fn with_writer<T: Send>(
+    /// writer failed when `fail_on_error` or when it left the writer failed.
+    fn run<T: Send>(
         &self,
         py: Python<'_>,
+        fail_on_error: bool,
         f: impl FnOnce(&mut RNTupleWriter<'static>) -> Result<T, Error> + Send,
     ) -> PyResult<T> {
-        self.run(py, true, f)
+        py.detach(|| self.inner.with_open(|w| f(w), |w| fail_on_error || w.has_failed())).map_err(to_py_write)
     }
 
-    /// [`PyRNTupleWriter::with_writer`] for calls that may refuse: an error
-    /// marks the writer failed only when it left the writer failed.
+    /// [`PyRNTupleWriter::run`] for calls that may refuse: an error marks the
+    /// writer failed only when it left the writer failed.
     pub(crate) fn with_open<T: Send>(
         &self,
         py: Python<'_>,
@@ -231,46 +135,26 @@ impl PyRNTupleWriter {
     ) -> PyResult<T> {
         self.run(py, false, f)
     }
-
-    fn run<T: Send>(
-        &self,
-        py: Python<'_>,
-        fail_on_error: bool,
-        f: impl FnOnce(&mut RNTupleWriter<'static>) -> Result<T, Error> + Send,
-    ) -> PyResult<T> {
-        py.detach(|| {
-            let mut state = self.lock()?;
-            let State::Open(w) = &mut *state else { return Err(self.not_open(&state)) };
-            let r = f(w);
-            let failed = fail_on_error || w.has_failed();
-            r.map_err(|e| {
-                if failed {
-                    *state = State::Failed(e.to_string());
-                }
-                Failure::Rust(e)
-            })
-        })
-        .map_err(|e| e.into_py(py))
-    }
 }
 
 #[pymethods]
 impl PyRNTupleWriter {
     #[getter]
     fn name(&self) -> &str {
-        &self.name
+        &self.inner.name
     }
 
     /// The Arrow schema of the batches: the declared fields and those added since.
     #[getter]
-    fn schema(&self, py: Python<'_>) -> PyResult<PySchema> {
-        schema_of(&self.schema, py)
+    fn schema(&self) -> PyResult<PySchema> {
+        self.inner.schema().map_err(to_py_write)
     }
 
     /// Adds top-level fields (`schema`, written as `overrides` say) and
     /// projected fields ([(name, source, type or None)]): in the header before
     /// the first entry, else in the footer's schema extension (late model
-    /// extension). A refused addition leaves the writer as it was.
+    /// extension). A refused addition leaves the writer as it was; a failure
+    /// after the schema changed fails it.
     #[pyo3(signature = (schema, overrides, projections = Vec::new()))]
     fn add_fields(
         &self,
@@ -280,36 +164,23 @@ impl PyRNTupleWriter {
         projections: Vec<(String, String, Option<String>)>,
     ) -> PyResult<()> {
         let (added, overrides, projections) = add_fields_args(schema, overrides, projections)?;
-        let merged = py
-            .detach(|| {
-                let mut state = self.lock()?;
-                let State::Open(w) = &mut *state else { return Err(self.not_open(&state)) };
-                // Refusals leave the writer as it was; a failure after the schema changed poisons it.
-                match w.add_fields(&added, &overrides, &projections) {
-                    Ok(()) => Ok(std::sync::Arc::new(w.schema().clone())),
-                    Err(e) => {
-                        if w.has_failed() {
-                            *state = State::Failed(e.to_string());
-                        }
-                        Err(Failure::Rust(e))
-                    }
-                }
-            })
-            .map_err(|e| e.into_py(py))?;
-        *self.schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))? = merged;
-        Ok(())
+        let merged = self.with_open(py, |w| {
+            w.add_fields(&added, &overrides, &projections)?;
+            Ok(Arc::new(w.schema().clone()))
+        })?;
+        self.inner.set_schema(merged).map_err(to_py_write)
     }
 
     /// "open", "closed", "abandoned" or "failed".
     #[getter]
-    fn state(&self, py: Python<'_>) -> PyResult<&'static str> {
-        Ok(self.lock().map_err(|e| e.into_py(py))?.name())
+    fn state(&self) -> PyResult<&'static str> {
+        self.inner.state_name().map_err(to_py_write)
     }
 
     /// Entries written so far (0 once closed).
     #[getter]
-    fn num_entries(&self, py: Python<'_>) -> PyResult<u64> {
-        match &*self.lock().map_err(|e| e.into_py(py))? {
+    fn num_entries(&self) -> PyResult<u64> {
+        match &*self.inner.lock().map_err(to_py_write)? {
             State::Open(w) => Ok(w.num_entries()),
             _ => Ok(0),
         }
@@ -318,8 +189,8 @@ impl PyRNTupleWriter {
     /// Bytes the writer's buffers hold now and the most they held at once
     /// (`WriteOptions::memory_budget`); `None` unless open.
     #[getter]
-    fn memory_use(&self, py: Python<'_>) -> PyResult<Option<(u64, u64)>> {
-        match &*self.lock().map_err(|e| e.into_py(py))? {
+    fn memory_use(&self) -> PyResult<Option<(u64, u64)>> {
+        match &*self.inner.lock().map_err(to_py_write)? {
             State::Open(w) => {
                 let m = w.memory_use();
                 Ok(Some((m.held, m.high_water)))
@@ -333,16 +204,8 @@ impl PyRNTupleWriter {
     /// failure while writing marks it failed.
     fn extend(&self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<()> {
         let batch = batch.into_inner();
-        py.detach(|| {
-            let mut state = self.lock()?;
-            let State::Open(w) = &mut *state else { return Err(self.not_open(&state)) };
-            w.check_batch(&batch)?;
-            w.write_batch(&batch).map_err(|e| {
-                *state = State::Failed(e.to_string());
-                Failure::Rust(e)
-            })
-        })
-        .map_err(|e| e.into_py(py))
+        self.with_open(py, |w| w.check_batch(&batch))?;
+        self.run(py, true, |w| w.write_batch(&batch))
     }
 
     /// Checks that `batch` can be appended (schema and values, as `extend`
@@ -351,47 +214,23 @@ impl PyRNTupleWriter {
     /// nothing.
     fn check(&self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<()> {
         let batch = batch.into_inner();
-        py.detach(|| {
-            let state = self.lock()?;
-            let State::Open(w) = &*state else { return Err(self.not_open(&state)) };
-            w.check_batch(&batch).map_err(Failure::Rust)
-        })
-        .map_err(|e| e.into_py(py))
+        self.with_open(py, |w| w.check_batch(&batch))
     }
 
     /// Ends the current cluster (no-op without new entries).
     fn commit_cluster(&self, py: Python<'_>) -> PyResult<()> {
-        self.with_writer(py, |w| w.commit_cluster())
+        self.run(py, true, |w| w.commit_cluster())
     }
 
     /// Commits the last cluster and writes the page lists, footer and anchor.
     /// No-op when already closed.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| {
-            let mut state = self.lock()?;
-            match std::mem::replace(&mut *state, State::Closed) {
-                State::Open(w) => w.close().map_err(|e| {
-                    *state = State::Failed(e.to_string());
-                    Failure::Rust(e)
-                }),
-                State::Closed => Ok(()),
-                other => {
-                    let e = self.not_open(&other);
-                    *state = other;
-                    Err(e)
-                }
-            }
-        })
-        .map_err(|e| e.into_py(py))
+        py.detach(|| self.inner.close(|| Ok(()), |w| w.close())).map_err(to_py_write)
     }
 
     /// Drops the RNTuple: it will not be in the file. No-op once closed.
-    fn abandon(&self, py: Python<'_>) -> PyResult<()> {
-        let mut state = self.lock().map_err(|e| e.into_py(py))?;
-        if !matches!(*state, State::Closed) {
-            *state = State::Abandoned;
-        }
-        Ok(())
+    fn abandon(&self) -> PyResult<()> {
+        self.inner.abandon().map_err(to_py_write)
     }
 }
 
@@ -401,23 +240,19 @@ impl PyRNTupleWriter {
 /// with an integer `code` (uproot's `ZSTD(5)`); `level` replaces its level.
 #[pyfunction]
 #[pyo3(signature = (compression, level = None))]
-pub(crate) fn compression_setting(
-    py: Python<'_>,
-    compression: &Bound<'_, PyAny>,
-    level: Option<&Bound<'_, PyAny>>,
-) -> PyResult<u32> {
+pub(crate) fn compression_setting(compression: &Bound<'_, PyAny>, level: Option<&Bound<'_, PyAny>>) -> PyResult<u32> {
     let not_a_setting = || -> PyResult<PyErr> {
-        Ok(PyTypeError::new_err(format!(
-            "compression must be a setting like 505 or a name like 'zstd', not {}",
-            compression.repr()?
-        )))
+        Ok(new_err(
+            Kind::WrongType,
+            format!("compression must be a setting like 505 or a name like 'zstd', not {}", compression.repr()?),
+        ))
     };
     let level = match level {
         Some(l) if !l.is_none() => match (l.is_instance_of::<PyBool>(), l.extract::<i64>()) {
             (false, Ok(v)) => Some(v),
             _ => {
                 let msg = format!("compression_level must be an integer from 1 to 99, not {}", l.repr()?);
-                return Err(write_error(py, msg));
+                return Err(new_err(Kind::Write, msg));
             }
         },
         _ => None,
@@ -431,7 +266,7 @@ pub(crate) fn compression_setting(
     } else if let Ok(n) = compression.extract::<i64>().or_else(|_| compression.getattr("code")?.extract::<i64>()) {
         match u32::try_from(n) {
             Ok(n) => Compression::from_setting(n),
-            Err(_) => return Err(write_error(py, format!("compression setting {n} is negative or too large"))),
+            Err(_) => return Err(new_err(Kind::Write, format!("compression setting {n} is negative or too large"))),
         }
     } else {
         return Err(not_a_setting()?);
@@ -440,7 +275,7 @@ pub(crate) fn compression_setting(
         Some(l) => parsed.and_then(|c| c.with_level(l)),
         None => parsed,
     };
-    parsed.map(Compression::setting).map_err(|e| to_py_write(py, e))
+    parsed.map(Compression::setting).map_err(to_py_write)
 }
 
 /// `WriteOptions` from a dict of its fields; unknown keys are an error.
@@ -463,16 +298,10 @@ pub(crate) fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult
             "index32" => o.index32 = v.extract()?,
             "compression_threads" => o.compression_threads = v.extract()?,
             "memory_budget" => o.memory_budget = v.extract()?,
-            _ => return Err(PyTypeError::new_err(format!("unknown write option '{key}'"))),
+            _ => return Err(new_err(Kind::WrongType, format!("unknown write option '{key}'"))),
         }
     }
     Ok(o)
-}
-
-/// The schema a writer's `schema` getter returns (the newest).
-pub(crate) fn schema_of(schema: &Mutex<SchemaRef>, py: Python<'_>) -> PyResult<PySchema> {
-    let schema = schema.lock().map_err(|_| Failure::State("poisoned".into()).into_py(py))?;
-    Ok(PySchema::new(schema.clone()))
 }
 
 /// The arguments of a writer's `add_fields`, parsed.
@@ -512,10 +341,15 @@ pub(crate) fn parse_overrides(d: &Bound<'_, PyDict>) -> PyResult<HashMap<String,
                         "Real32Trunc" => RealEncoding::Real32Trunc { bits },
                         "Real32Quant" => RealEncoding::Real32Quant { bits, min, max },
                         "Double32_t" => RealEncoding::Double32,
-                        _ => return Err(PyValueError::new_err(format!("field '{path}': unknown encoding '{kind}'"))),
+                        _ => {
+                            return Err(new_err(
+                                Kind::InvalidArgument,
+                                format!("field '{path}': unknown encoding '{kind}'"),
+                            ))
+                        }
                     });
                 }
-                _ => return Err(PyTypeError::new_err(format!("field '{path}': unknown override '{key}'"))),
+                _ => return Err(new_err(Kind::WrongType, format!("field '{path}': unknown override '{key}'"))),
             }
         }
         out.insert(path, o);

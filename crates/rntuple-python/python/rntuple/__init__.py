@@ -20,22 +20,32 @@ import importlib
 from typing import Any
 
 from . import _lib
-from ._lib import (
+from ._errors import (
     AllocationError,
     ChecksumError,
     DecompressionError,
+    DirectoryError,
     FormatError,
+    InternalError,
+    InvalidArgumentError,
+    MissingDependencyError,
+    MissingFileError,
+    NotFoundError,
+    PermissionDeniedError,
     RNTupleError,
+    StateError,
+    StorageError,
     TruncatedError,
     UnsupportedError,
     WriteError,
+    WrongTypeError,
 )
 
 # The rest of the API is imported on first use (PEP 562), so that the
 # `rntuple` command starts without importing awkward, pyarrow and uproot
 # for the subcommands that do not need them (ls, show, inspect, verify, merge...).
 _LAZY = {
-    "_attributes": ("AttributeSet", "AttributeSetWriter"),
+    "_attributes": ("AttributeSetWriter",),
     "_chain": ("Chain", "SchemaMismatchError", "chain", "concatenate", "iterate"),
     "_results": ("Report",),
     "_convert": ("ConvertError", "ConvertResult", "convert"),
@@ -43,10 +53,11 @@ _LAZY = {
     "_fields": ("Field",),
     "_join": ("Join", "join"),
     "_file": ("File", "open"),
-    "_ntuple": ("Cluster", "Column", "RNTuple"),
+    "_ntuple": ("AttributeSet", "Cluster", "Column", "RNTuple"),
     "_parallel": ("FillContext", "ParallelWriter"),
+    "_writer": ("RNTupleWriter",),
     "_tools": ("FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "recover", "verify"),
-    "_write": ("RNTupleWriter", "WritableFile", "compression_setting", "recreate", "schema_of"),
+    "_write": ("WritableFile", "compression_setting", "recreate", "schema_of"),
     "integrations.dask": ("dask",),
 }
 _ORIGIN = {name: module for module, names in _LAZY.items() for name in names}
@@ -80,6 +91,7 @@ __all__ = [
     "ConvertError",
     "ConvertResult",
     "DecompressionError",
+    "DirectoryError",
     "DrawError",
     "Field",
     "File",
@@ -87,20 +99,29 @@ __all__ = [
     "FillContext",
     "FormatError",
     "Histogram",
+    "InternalError",
+    "InvalidArgumentError",
     "Join",
     "MergeSummary",
+    "MissingDependencyError",
+    "MissingFileError",
+    "NotFoundError",
     "ParallelWriter",
+    "PermissionDeniedError",
     "Problem",
     "RNTuple",
     "RNTupleError",
     "RNTupleWriter",
     "Report",
     "SchemaMismatchError",
+    "StateError",
+    "StorageError",
     "TruncatedError",
     "UnsupportedError",
     "VerifyReport",
     "WritableFile",
     "WriteError",
+    "WrongTypeError",
     "__version__",
     "chain",
     "compression_setting",

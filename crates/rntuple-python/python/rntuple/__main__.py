@@ -23,18 +23,19 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from . import _lib
+from ._errors import InvalidArgumentError
 
 __all__ = ["main"]
 
 PROG = "rntuple"
 
 
-class _UsageError(Exception):
+class _UsageError(InvalidArgumentError):
     """A value the registry accepted but this package does not (exit status 2)."""
 
 
 def _compression(text: str) -> str:
-    from ._write import compression_setting
+    from ._write_options import compression_setting
 
     try:
         compression_setting(text)
@@ -48,7 +49,7 @@ def _size(text: str) -> str:
 
     try:
         if parse_memory_size(text) <= 0:
-            raise ValueError(f"must be positive, not {text!r}")
+            raise InvalidArgumentError(f"must be positive, not {text!r}")
     except ValueError as err:
         raise _UsageError(str(err)) from None
     return text

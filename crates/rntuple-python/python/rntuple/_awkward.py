@@ -35,6 +35,8 @@ import awkward as ak
 import numpy as np
 import pyarrow as pa
 
+from ._errors import InternalError
+
 if TYPE_CHECKING:
     from ._fields import Field
 
@@ -156,7 +158,7 @@ def field_to_layout(arr: pa.Array, f: Field, keys: frozenset[str] | None = None)
         return _variant(arr, f, keys)
     if kind == "wrapper":
         return field_to_layout(arr, f.children[0], keys)
-    raise NotImplementedError(f"field '{f.path}' of type '{f.type_name}' cannot be converted ({kind})")
+    raise InternalError(f"field '{f.path}' of type '{f.type_name}' cannot be converted ({kind})")
 
 
 def _optional(arr: pa.Array, f: Field, keys: frozenset[str] | None) -> ak.contents.Content:

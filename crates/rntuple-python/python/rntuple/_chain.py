@@ -9,23 +9,35 @@ entry of the first file. A step never spans two files and follows the clusters
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import awkward as ak
 import numpy as np
 
 from ._dataset import cluster_table, expand, plan_steps
+from ._errors import InvalidArgumentError, MissingFileError, NotFoundError, WrongTypeError
 from ._file import open as open_file
 from ._filters import Filter, make_filter
-from ._ntuple import RNTuple, _entry_range, _library
+from ._ntuple import RNTuple
+from ._read_args import (
+    ArraysArgs,
+    ChainOptions,
+    ConcatenateArgs,
+    DatasetIterateArgs,
+    IterateArgs,
+    entry_range,
+    takes,
+    takes_after,
+)
 from ._results import Report, apply_how, concatenate_results, to_library
 
 __all__ = ["Chain", "SchemaMismatchError", "chain", "concatenate", "iterate"]
 
 
-class SchemaMismatchError(ValueError):
+class SchemaMismatchError(InvalidArgumentError):
     """Chained RNTuples whose fields differ (the message names the field and the files)."""
 
 
@@ -67,22 +79,15 @@ class Chain:
     RNTuple are left out (each member is opened now to find out); none left is an error.
     """
 
-    def __init__(
-        self,
-        files: Any,
-        *,
-        union: bool = False,
-        allow_missing: bool = False,
-        verify_checksums: bool = True,
-        threads: int | None = None,
-    ):
-        self._specs = expand(files, allow_missing)
-        self._union = union
-        self._verify = verify_checksums
-        self._threads = threads
+    @takes_after(ChainOptions)
+    def __init__(self, files: Any, options: ChainOptions) -> None:
+        self._specs = expand(files, options.allow_missing)
+        self._union = options.union
+        self._verify = options.verify_checksums
+        self._threads = options.threads
         self._counts: list[int | None] = [None] * len(self._specs)
         self._schemas: list[dict[str, str] | None] = [None] * len(self._specs)
-        if allow_missing:
+        if options.allow_missing:
             self._drop_missing()
 
     def _drop_missing(self) -> None:
@@ -91,13 +96,13 @@ class Chain:
         for i, spec in enumerate(self._specs):
             try:
                 f, _ = self._open(i)
-            except (FileNotFoundError, KeyError):
+            except (FileNotFoundError, KeyError):  # MissingFileError, NotFoundError
                 continue
             f.close()
             found.append((spec, self._counts[i], self._schemas[i]))
         if not found:
             listed = ", ".join(p if n is None else f"{p}:{n}" for p, n in self._specs)
-            raise FileNotFoundError(f"none of the {len(self._specs)} files holds its RNTuple: {listed}")
+            raise MissingFileError(f"none of the {len(self._specs)} files holds its RNTuple: {listed}")
         self._specs = [spec for spec, _, _ in found]
         self._counts = [count for _, count, _ in found]
         self._schemas = [schema for _, _, schema in found]
@@ -117,14 +122,14 @@ class Chain:
             if name is None:
                 names = f.rntuple_names()
                 if not names:
-                    raise ValueError(f"{path}: {no_rntuple(f, path)}")
+                    raise NotFoundError(f"{path}: {no_rntuple(f, path)}")
                 if len(names) != 1:
-                    raise ValueError(f"{path}: {len(names)} RNTuples ({names}); choose one with FILE:NAME")
+                    raise InvalidArgumentError(f"{path}: {len(names)} RNTuples ({names}); choose one with FILE:NAME")
                 name = names[0]
             try:
                 ntuple = f[name]
             except TypeError as err:  # another class under that name (a TTree)
-                raise ValueError(
+                raise WrongTypeError(
                     f"{path}: {err}; convert a TTree first: rntuple convert {path}:{name} out.root"
                 ) from None
         except BaseException:
@@ -186,34 +191,19 @@ class Chain:
     def typenames(self) -> dict[str, str]:
         return self._schema()
 
-    def iterate(
-        self,
-        expressions: str | list[str] | None = None,
-        cut: str | None = None,
-        *,
-        filter_name: Filter = None,
-        filter_typename: Filter = None,
-        filter_field: Callable[[Any], bool] | None = None,
-        aliases: dict[str, str] | None = None,
-        entry_start: int | None = None,
-        entry_stop: int | None = None,
-        step_size: int | str = "100 MB",
-        library: str = "ak",
-        how: Any = None,
-        report: bool = False,
-        threads: int | None = None,
-    ) -> Iterator[Any]:
+    def _iterate(self, args: IterateArgs) -> Iterator[Any]:
         """Batches of consecutive entries (with ``report=True``: ``(batch, Report)`` pairs).
 
         A batch never spans two files; steps align with clusters (``_dataset.plan_steps``:
         whole clusters up to ``step_size`` entries or bytes, a larger cluster split in equal
         pieces). ``expressions``, ``cut`` and ``aliases`` as for :meth:`RNTuple.arrays`
-        (``_expressions.compile_selection``).
+        (``_computed.compile_selection``).
         """
-        lib = _library(library)
+        lib = args.lib
+        expressions, entry_start, entry_stop = args.expressions, args.entry_start, args.entry_stop
         stop: int | None
         if (entry_start is not None and entry_start < 0) or (entry_stop is not None and entry_stop < 0):
-            start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
+            start, stop = entry_range(self.num_entries, entry_start, entry_stop)
         else:
             start, stop = entry_start or 0, entry_stop
         schema = self._schema() if self._union else None
@@ -231,24 +221,30 @@ class Chain:
                 n = ntuple.num_entries
                 lo, hi = max(0, start - offset), n if stop is None else min(n, stop - offset)
                 if lo < hi:
-                    texts, wanted = expressions, None
+                    wanted = None
+                    member = args
                     if schema is not None:
                         texts, wanted = _union_names(expressions, schema, ntuple)
-                    plan = ntuple._plan(texts, cut, aliases, filter_name, filter_typename, filter_field)
+                        member = dataclasses.replace(args, expressions=texts)
+                    plan = ntuple._plan(member)
                     # the fields read, without the importer's untyped collections that hold them
                     read = {f.display_name for f in plan.inputs[0] if f.type_name}
                     if i == 0:
                         first_read = read
                     elif schema is None:
                         self._check_against_first(i, read | first_read)
+                    step_size = args.step_size
                     for a, b in plan_steps(cluster_table(ntuple, plan, step_size), lo, hi, step_size):
-                        batch = plan(a, b, "ak" if schema else lib, threads, offset + a)
+                        batch = plan(a, b, "ak" if schema else lib, args.threads, offset + a)
                         if schema is not None:
-                            filled = _fill_missing(batch, schema, wanted, expressions, filter_name)
+                            filled = _fill_missing(batch, schema, wanted, expressions, args.filter_name)
                             batch = to_library(filled, lib, offset + a)
-                        batch = apply_how(batch, how, lib)
-                        yield (batch, Report(ntuple._file_path or "", ntuple.name, a, b, offset)) if report else batch
+                        batch = apply_how(batch, args.how, lib)
+                        report = Report(ntuple._file_path or "", ntuple.name, a, b, offset)
+                        yield (batch, report) if args.report else batch
             offset += n
+
+    iterate = takes(IterateArgs)(_iterate)
 
     def _check_against_first(self, i: int, read: set[str]) -> None:
         """Member ``i`` agrees with the first on the fields ``read`` (as uproot and ROOT's
@@ -261,23 +257,17 @@ class Chain:
             if first.get(name) != mine.get(name):
                 self._mismatch(name, first.get(name), 0, mine.get(name), i)
 
-    def arrays(self, expressions: str | list[str] | None = None, cut: str | None = None, **kwargs: Any) -> Any:
+    def _arrays(self, args: ArraysArgs) -> Any:
         """All selected entries at once (the arguments of :meth:`iterate`, but ``step_size`` and
         ``report``); equal to reading each member alone and concatenating."""
-        lib = _library(kwargs.get("library", "ak"))
-        how = kwargs.pop("how", None)
-        kwargs.setdefault("step_size", 1 << 62)
-        parts = list(self.iterate(expressions, cut, **kwargs))
+        parts = list(self._iterate(args.stepping(1 << 62, how=None)))
         if not parts:
-            kwargs.update(entry_start=0, entry_stop=0)
             f, ntuple = self._open(0)
             with f:
-                plan = ntuple._plan(expressions, cut, *(kwargs.get(k) for k in _PLAN_ARGS))
-                parts = [plan(0, 0, lib, None)]
-        return apply_how(concatenate_results(parts, lib), how, lib)
+                parts = [ntuple._plan(args)(0, 0, args.lib, None)]
+        return apply_how(concatenate_results(parts, args.lib), args.how, args.lib)
 
-
-_PLAN_ARGS = ("aliases", "filter_name", "filter_typename", "filter_field")
+    arrays = takes(ArraysArgs)(_arrays)
 
 
 def _union_names(expressions: Any, schema: dict[str, str], ntuple: RNTuple) -> tuple[Any, list[str] | None]:
@@ -314,47 +304,29 @@ def _fill_missing(
     return ak.Array(columns) if columns else batch
 
 
-def chain(
-    files: Any,
-    *,
-    union: bool = False,
-    allow_missing: bool = False,
-    verify_checksums: bool = True,
-    threads: int | None = None,
-) -> Chain:
+@takes(ChainOptions)
+def chain(files: Any, options: ChainOptions) -> Chain:
     """A :class:`Chain` of the RNTuples ``files`` names (any form of :func:`iterate`)."""
-    return Chain(files, union=union, allow_missing=allow_missing, verify_checksums=verify_checksums, threads=threads)
+    return Chain(files, **vars(options))
 
 
-def iterate(
-    files: Any,
-    expressions: Any = None,
-    cut: str | None = None,
-    *,
-    union: bool = False,
-    allow_missing: bool = False,
-    **kwargs: Any,
-) -> Any:
+@takes(DatasetIterateArgs)
+def iterate(files: Any, args: DatasetIterateArgs) -> Iterator[Any]:
     """Iterates over the RNTuples of many files, like ``uproot.iterate``.
 
     ``files``: a path or URL, a glob, a list of them, ``"f.root:Events"`` or
     ``{path: "Events"}`` (``_dataset.expand``); the RNTuple is the one named, else the only
-    one in each file. Keyword arguments are those of :meth:`Chain.iterate`: ``filter_name``,
+    one in each file. The other arguments are those of :meth:`Chain.iterate`: ``filter_name``,
     ``filter_typename``, ``filter_field``, ``entry_start``/``entry_stop`` (global entry
     numbers), ``step_size`` (entries or ``"100 MB"``), ``library``, ``how``, ``report``;
     ``union`` and ``allow_missing`` as for :class:`Chain`.
     """
-    return Chain(files, union=union, allow_missing=allow_missing).iterate(expressions, cut, **kwargs)
+    members = Chain(files, union=args.union, allow_missing=args.allow_missing)
+    return members._iterate(args)
 
 
-def concatenate(
-    files: Any,
-    expressions: Any = None,
-    cut: str | None = None,
-    *,
-    union: bool = False,
-    allow_missing: bool = False,
-    **kwargs: Any,
-):
+@takes(ConcatenateArgs)
+def concatenate(files: Any, args: ConcatenateArgs) -> Any:
     """All entries of the RNTuples of many files in one array, like ``uproot.concatenate``."""
-    return Chain(files, union=union, allow_missing=allow_missing).arrays(expressions, cut, **kwargs)
+    members = Chain(files, union=args.union, allow_missing=args.allow_missing)
+    return members._arrays(args)

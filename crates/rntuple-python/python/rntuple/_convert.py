@@ -49,6 +49,7 @@ from ._convert_sources import (
     _TreeSource,
 )
 from ._dataset import expand, is_url
+from ._errors import DirectoryError, MissingFileError
 from ._file import open as open_file
 from ._term import Progress
 from ._write import compression_setting, recreate
@@ -109,9 +110,9 @@ def atomic_output(path: str) -> Iterator[str]:
     """
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise FileNotFoundError(2, "the output's directory does not exist", directory)
+        raise MissingFileError(2, "the output's directory does not exist", directory)
     if os.path.isdir(path):
-        raise IsADirectoryError(21, "the output is a directory", path)
+        raise DirectoryError(21, "the output is a directory", path)
     base = os.path.basename(path)
     tmp_dir = os.path.join(directory, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     os.mkdir(tmp_dir)

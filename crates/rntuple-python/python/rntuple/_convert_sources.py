@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _lib
+from ._errors import WrongTypeError
 from ._fields import Field, iter_fields
 from ._file import open as open_file
 from ._filters import parse_memory_size
@@ -96,7 +97,7 @@ def _fspath_list(inputs: Any) -> list[str | os.PathLike[str]]:
     try:
         return list(inputs)
     except TypeError:
-        raise TypeError(f"inputs must be a path or a list of paths, not {inputs!r}") from None
+        raise WrongTypeError(f"inputs must be a path or a list of paths, not {inputs!r}") from None
 
 
 # ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ._errors import DirectoryError, InvalidArgumentError, MissingFileError, WrongTypeError
 from ._filters import parse_memory_size
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -73,7 +74,7 @@ def expand(files: Any, allow_missing: bool = False) -> list[tuple[str, str | Non
             else:
                 pairs.append(object_spec(spec))
     else:
-        raise TypeError(f"files must be a path, URL, glob, list or dict, not {type(files).__name__}")
+        raise WrongTypeError(f"files must be a path, URL, glob, list or dict, not {type(files).__name__}")
     out: list[tuple[str, str | None]] = []
     for path, name in pairs:
         if is_url(path):
@@ -81,26 +82,26 @@ def expand(files: Any, allow_missing: bool = False) -> list[tuple[str, str | Non
         elif any(c in path for c in "*?["):
             matches = sorted(p for p in glob.glob(path) if os.path.isfile(p))
             if not matches and not allow_missing:
-                raise FileNotFoundError(2, "no file matches the pattern", path)
+                raise MissingFileError(2, "no file matches the pattern", path)
             out += [(p, name) for p in matches]
         else:
             if not os.path.exists(path):
                 if allow_missing:
                     continue
-                raise FileNotFoundError(2, "no such file", path)
+                raise MissingFileError(2, "no such file", path)
             if os.path.isdir(path):
-                raise IsADirectoryError(21, "an input is a directory, not a file", path)
+                raise DirectoryError(21, "an input is a directory, not a file", path)
             out.append((path, name))
     if not out:
         if pairs and allow_missing:
-            raise FileNotFoundError(2, "none of the input files exists", ", ".join(p for p, _ in pairs))
-        raise ValueError("no input files")
+            raise MissingFileError(2, "none of the input files exists", ", ".join(p for p, _ in pairs))
+        raise InvalidArgumentError("no input files")
     return out
 
 
 # ---------------------------------------------------------------------------
 # Cluster-aligned steps, shared by iterate/concatenate, chains, joins (``_chain``) and Dask;
-# what to read in each (expressions, cut, aliases) is ``RNTuple._plan`` (``_expressions``).
+# what to read in each (expressions, cut, aliases) is ``RNTuple._plan`` (``_computed``).
 
 
 def plan_steps(
@@ -118,11 +119,11 @@ def plan_steps(
     read by two steps: Dask's partitions).
     """
     if isinstance(step_size, bool):
-        raise TypeError(f"step_size must be a number of entries or a size like '100 MB', not {step_size!r}")
+        raise WrongTypeError(f"step_size must be a number of entries or a size like '100 MB', not {step_size!r}")
     by_entries = isinstance(step_size, int)
     limit = parse_memory_size(step_size)  # an int is itself (a number of entries)
     if limit <= 0:
-        raise ValueError(f"step_size must be positive, not {step_size!r}")
+        raise InvalidArgumentError(f"step_size must be positive, not {step_size!r}")
     steps: list[tuple[int, int]] = []
     lo = hi = -1
     used = 0.0

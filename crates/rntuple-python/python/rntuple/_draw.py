@@ -41,7 +41,8 @@ import awkward as ak
 import numpy as np
 
 from ._convert import Progress, atomic_output
-from ._expr import FUNCTIONS, DrawError, Expression
+from ._errors import InvalidArgumentError, WrongTypeError
+from ._formula import FUNCTIONS, DrawError, Expression
 from ._ntuple import RNTuple
 
 __all__ = ["FUNCTIONS", "DrawError", "Histogram", "draw"]
@@ -123,7 +124,7 @@ def _select(values: Any, cut: Any, expr: Expression, cut_expr: Expression) -> An
         return values if bool(cut) else values[np.zeros(len(values), dtype=bool)]
     try:
         if cut.ndim > values.ndim:
-            raise ValueError("the cut has more values per entry than the expression")
+            raise InvalidArgumentError("the cut has more values per entry than the expression")
         values, cut = ak.broadcast_arrays(values, cut)
     except ValueError as err:
         raise DrawError(
@@ -148,7 +149,7 @@ def _source(source: Any, name: str | None, verify_checksums: bool) -> tuple[RNTu
         pairs = [(p, n if n is not None else name) for p, n in expand(source)]
         chain = Chain(pairs, verify_checksums=verify_checksums)
     else:
-        raise TypeError(
+        raise WrongTypeError(
             f"source must be 'FILE:NAME', a path (with name=...), a list or glob of them, "
             f"a Chain or an RNTuple, not {source!r}"
         )

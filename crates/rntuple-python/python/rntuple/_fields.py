@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._errors import InvalidArgumentError
+
 if TYPE_CHECKING:
     from ._lib import FieldInfo
 
@@ -84,12 +86,16 @@ class Field:
         """Reads this field alone (uproot's ``ntuple["run"].array()``): an awkward array, or with
         ``library="np"`` a numpy array."""
         if self._ntuple is None:
-            raise ValueError(f"field {self.path!r} was not obtained from an RNTuple (ntuple[name]); it cannot read")
+            raise InvalidArgumentError(
+                f"field {self.path!r} was not obtained from an RNTuple (ntuple[name]); it cannot read"
+            )
         path = self.display_path
         if path is None:
-            raise ValueError(f"field {self.path!r} has no name of its own (an item or base class); read its parent")
+            raise InvalidArgumentError(
+                f"field {self.path!r} has no name of its own (an item or base class); read its parent"
+            )
         if library not in ("ak", "awkward", "np", "numpy"):
-            raise ValueError(f"library must be 'ak' or 'np' for Field.array(), not {library!r}")
+            raise InvalidArgumentError(f"library must be 'ak' or 'np' for Field.array(), not {library!r}")
         records = self._ntuple.arrays(
             filter_field=lambda f: f is self, entry_start=entry_start, entry_stop=entry_stop, threads=threads
         )

@@ -23,10 +23,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _lib
-from ._expressions import unknown_name_error
+from ._errors import StateError, WrongTypeError, unknown_name_error
 from ._fields import Field
 from ._filters import Filter, make_filter
 from ._ntuple import RNTuple
+from ._read_args import OpenOptions, takes, takes_after
 
 __all__ = ["RNTUPLE_CLASS", "File", "open"]
 
@@ -50,14 +51,6 @@ def _reopen_rntuple(location: str, name: str, options: dict[str, Any]) -> RNTupl
     return File(location, **options)._rntuple(name)
 
 
-def _reduce_rntuple(ntuple: RNTuple) -> tuple[Any, ...]:
-    """``RNTuple.__reduce__``: (reopen, (path or URL, name with cycle, options))."""
-    origin = getattr(ntuple, "_origin", None)
-    if origin is None:
-        raise TypeError(f"{ntuple!r} was not obtained from a file (rntuple.open(...)[name]) and cannot be pickled")
-    return (_reopen_rntuple, origin)
-
-
 def _split_cycle(where: str) -> tuple[str, int | None]:
     """``"dir/Events;2"`` -> ``("dir/Events", 2)``; ``"Events"`` -> ``("Events", None)``."""
     path, sep, cycle = where.rpartition(";")
@@ -79,20 +72,10 @@ class File:
     to its RNTuples: ``file["Events"]`` is the highest cycle of ``Events``.
     """
 
-    def __init__(
-        self,
-        path: Any,
-        verify_checksums: bool = True,
-        threads: int | None = None,
-        cache: str | os.PathLike[str] | None = None,
-        coalesce_gap: int | None = None,
-        max_request: int | None = None,
-    ) -> None:
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 0):
-            raise ValueError(f"threads must be None, 0 (one per core) or a positive number, not {threads!r}")
-        for what, value in (("coalesce_gap", coalesce_gap), ("max_request", max_request)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ValueError(f"{what} must be None or a number of bytes, not {value!r}")
+    @takes_after(OpenOptions)
+    def __init__(self, path: Any, options: OpenOptions) -> None:
+        verify_checksums, threads = options.verify_checksums, options.threads
+        cache, coalesce_gap, max_request = options.cache, options.coalesce_gap, options.max_request
         cache = None if cache is None else os.path.abspath(os.path.expanduser(os.fspath(cache)))
         if _is_file_like(path):
             # Read through the object's seek/read, as the reader asks (_lib.open_reader, src/readat.rs).
@@ -104,9 +87,7 @@ class File:
             self._inner = _lib.File(self._path, verify_checksums, threads or 0, cache, coalesce_gap, max_request)
             # What a pickle holds: enough to open the same file elsewhere.
             self._location = _location(self._path)
-        self._options: dict[str, Any] = {"verify_checksums": bool(verify_checksums), "threads": threads}
-        extra: dict[str, Any] = {"cache": cache, "coalesce_gap": coalesce_gap, "max_request": max_request}
-        self._options.update({k: v for k, v in extra.items() if v is not None})
+        self._options = OpenOptions(verify_checksums, threads, cache, coalesce_gap, max_request).given()
         self._keys: list[tuple[str, str, int]] | None = None
         self._ntuples: weakref.WeakSet[RNTuple] = weakref.WeakSet()
 
@@ -117,9 +98,9 @@ class File:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as (path or URL, options); unpickling opens the file again."""
         if self._inner is None:
-            raise ValueError(f"file {self._path!r} is closed and cannot be pickled")
+            raise StateError(f"file {self._path!r} is closed and cannot be pickled")
         if self._location is None:
-            raise TypeError(f"file {self._path!r} was opened from a file-like object and cannot be pickled")
+            raise WrongTypeError(f"file {self._path!r} was opened from a file-like object and cannot be pickled")
         return (_reopen_file, (self._location, dict(self._options)))
 
     def __enter__(self) -> File:
@@ -144,7 +125,7 @@ class File:
     @property
     def _lib_file(self) -> _lib.File:
         if self._inner is None:
-            raise ValueError(f"file {self._path!r} is closed")
+            raise StateError(f"file {self._path!r} is closed")
         return self._inner
 
     def _all_keys(self) -> list[tuple[str, str, int]]:
@@ -226,13 +207,14 @@ class File:
     def _rntuple(self, where: str) -> RNTuple:
         path, classname, number = self._find(where)
         if classname != RNTUPLE_CLASS:
-            raise TypeError(
+            raise WrongTypeError(
                 f"{where!r} in {self._path!r} is a {classname}, not a {RNTUPLE_CLASS}; "
                 "rntuple reads RNTuples only (use uproot for other objects)"
             )
         ntuple = RNTuple(self._lib_file.rntuple(f"{path};{number}"), self._path, path)
         if self._location is not None:  # for pickling (not a file-like object's)
             ntuple._origin = (self._location, f"{path};{number}", dict(self._options))
+            ntuple._reopen = _reopen_rntuple
         self._ntuples.add(ntuple)
         return ntuple
 
@@ -288,14 +270,8 @@ def _is_file_like(obj: Any) -> bool:
     return not isinstance(obj, str | bytes | os.PathLike) and hasattr(obj, "read") and hasattr(obj, "seek")
 
 
-def open(  # noqa: A001
-    path: Any,
-    verify_checksums: bool = True,
-    threads: int | None = None,
-    cache: str | os.PathLike[str] | None = None,
-    coalesce_gap: int | None = None,
-    max_request: int | None = None,
-) -> Any:
+@takes(OpenOptions)
+def open(path: Any, options: OpenOptions) -> Any:  # noqa: A001
     """Opens a ROOT file for reading its RNTuples: a local path, a ``file://``
     URL, or a remote URL (``root://``, ``xroot://``, ``http(s)://``, ``s3://``).
 
@@ -324,21 +300,14 @@ def open(  # noqa: A001
     >>> with rntuple.open("data.root") as f:
     ...     events = f["Events"].arrays(filter_name="Muon_*")
     """
-    options: dict[str, Any] = {
-        "verify_checksums": verify_checksums,
-        "threads": threads,
-        "cache": cache,
-        "coalesce_gap": coalesce_gap,
-        "max_request": max_request,
-    }
     if _is_file_like(path):
-        return File(path, **options)
+        return File(path, **options.given())
     text = os.fspath(path) if isinstance(path, str | os.PathLike) else path
     if isinstance(text, str) and ":" not in text:
-        return File(text, **options)  # no URL, no ":NAME" (and no import of the dataset module)
+        return File(text, **options.given())  # no URL, no ":NAME" (and no import of the dataset module)
     from ._dataset import object_spec
 
     where, name = object_spec(path)
     if name is None:
-        return File(where, **options)
-    return File(where, **options)[name]
+        return File(where, **options.given())
+    return File(where, **options.given())[name]

@@ -12,6 +12,8 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable
 
+from ._errors import InvalidArgumentError, WrongTypeError
+
 __all__ = ["Filter", "make_filter", "parse_memory_size", "parse_step_size"]
 
 Filter = None | str | Callable[[str], bool] | Iterable["str | Callable[[str], bool]"]
@@ -54,7 +56,7 @@ def make_filter(spec: Filter) -> Callable[[str], bool]:
     if isinstance(spec, Iterable) and not isinstance(spec, (bytes, bytearray)):
         predicates = [make_filter(s) for s in spec]
         return lambda name: any(p(name) for p in predicates)
-    raise TypeError(
+    raise WrongTypeError(
         f"a filter must be None, a callable, a glob or '/regex/flags' string, or an iterable of those, not {spec!r}"
     )
 
@@ -66,7 +68,7 @@ _PREFIXES = "kmgtpezy"
 def parse_memory_size(size: int | str) -> int:
     """Bytes in ``size``: an int, or a string such as ``"100 MB"`` (powers of 1000) or ``"1 GiB"`` (of 1024)."""
     if isinstance(size, bool):
-        raise TypeError(f"a memory size must be an int or a string like '100 MB', not {size!r}")
+        raise WrongTypeError(f"a memory size must be an int or a string like '100 MB', not {size!r}")
     if isinstance(size, int):
         return size
     if isinstance(size, str):
@@ -78,7 +80,7 @@ def parse_memory_size(size: int | str) -> int:
                 base = 1024 if unit.endswith("ib") else 1000
                 value *= base ** (_PREFIXES.index(unit[0]) + 1)
             return int(value)
-    raise ValueError(f"a memory size must be an int or a string like '100 MB' or '1 GiB', not {size!r}")
+    raise InvalidArgumentError(f"a memory size must be an int or a string like '100 MB' or '1 GiB', not {size!r}")
 
 
 def parse_step_size(step_size: int | str) -> tuple[int | None, int | None]:
@@ -86,9 +88,9 @@ def parse_step_size(step_size: int | str) -> tuple[int | None, int | None]:
     ValueError unless positive."""
     if isinstance(step_size, int) and not isinstance(step_size, bool):
         if step_size <= 0:
-            raise ValueError(f"step_size must be positive, not {step_size}")
+            raise InvalidArgumentError(f"step_size must be positive, not {step_size}")
         return step_size, None
     target = parse_memory_size(step_size)
     if target <= 0:
-        raise ValueError(f"step_size must be positive, not {step_size!r}")
+        raise InvalidArgumentError(f"step_size must be positive, not {step_size!r}")
     return None, target

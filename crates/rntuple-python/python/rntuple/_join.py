@@ -21,8 +21,9 @@ import awkward as ak
 import numpy as np
 
 from ._chain import Chain
+from ._errors import InvalidArgumentError, NotFoundError
 from ._filters import Filter, make_filter
-from ._ntuple import _library
+from ._read_args import ArraysArgs, IterateArgs, takes
 from ._results import apply_how, concatenate_results, to_library
 
 __all__ = ["Join", "join"]
@@ -39,27 +40,29 @@ class Join:
         **options: Any,
     ) -> None:
         if len(inputs) < 2:
-            raise ValueError("a join needs a primary and at least one auxiliary input")
+            raise InvalidArgumentError("a join needs a primary and at least one auxiliary input")
         self._chains = [x if isinstance(x, Chain) else Chain(x, **options) for x in inputs]
         self._on = [on] if isinstance(on, str) else None if on is None else list(on)
         if names is None:
             names = [None] + [self._name_of(c) for c in self._chains[1:]]
         if len(names) != len(self._chains):
-            raise ValueError(f"names has {len(names)} prefixes for {len(self._chains)} inputs")
+            raise InvalidArgumentError(f"names has {len(names)} prefixes for {len(self._chains)} inputs")
         used = [n for n in names if n]
         if len(set(used)) != len(used):
-            raise ValueError(f"the prefixes {names} repeat; give distinct ones with names=[...]")
+            raise InvalidArgumentError(f"the prefixes {names} repeat; give distinct ones with names=[...]")
         self._names = names
         if self._on is None:
             counts = [c.num_entries for c in self._chains]
             if len(set(counts)) != 1:
                 listed = ", ".join(f"{c.files[0][0]}: {n}" for c, n in zip(self._chains, counts, strict=True))
-                raise ValueError(f"joined RNTuples must have the same number of entries without on=... ({listed})")
+                raise InvalidArgumentError(
+                    f"joined RNTuples must have the same number of entries without on=... ({listed})"
+                )
         else:
             for c in self._chains:
                 missing = [k for k in self._on if k not in c.keys()]
                 if missing:
-                    raise KeyError(f"index field {missing[0]!r} is not in {c.files[0][0]}")
+                    raise NotFoundError(f"index field {missing[0]!r} is not in {c.files[0][0]}")
 
     @staticmethod
     def _name_of(chain: Chain) -> str:
@@ -88,50 +91,63 @@ class Join:
         out = [self._prefixed(i, k) for i, c in enumerate(self._chains) for k in c.keys()]
         return [k for k in out if accept(k)]
 
-    def _local_filter(self, i: int, filter_name: Filter) -> Any:
-        accept = make_filter(filter_name)
-        keys = [k for k in self._chains[i].keys() if accept(self._prefixed(i, k))]
-        return keys
+    def _wanted(self, args: ArraysArgs) -> list[list[str]]:
+        """The fields of each input that ``args`` select: by ``expressions`` (names of the join's
+        fields, no formulas) and ``filter_name``; the other selections are refused."""
+        refused = [k for k in ("cut", "aliases", "filter_typename", "filter_field") if getattr(args, k) is not None]
+        if refused:
+            raise InvalidArgumentError(f"a join selects fields by name only; it does not take {', '.join(refused)}")
+        names = [args.expressions] if isinstance(args.expressions, str) else args.expressions
+        if names is not None:
+            unknown = [n for n in names if n not in self.keys()]
+            if unknown:
+                raise NotFoundError(f"no field {unknown[0]!r} in the join (its fields: {self.keys()})")
+        accept = make_filter(args.filter_name)
+        return [
+            [k for k in c.keys() if accept(self._prefixed(i, k)) and (names is None or self._prefixed(i, k) in names)]
+            for i, c in enumerate(self._chains)
+        ]
 
-    def iterate(
-        self,
-        filter_name: Filter = None,
-        *,
-        entry_start: int | None = None,
-        entry_stop: int | None = None,
-        step_size: int | str = "100 MB",
-        library: str = "ak",
-        how: Any = None,
-        report: bool = False,
-    ) -> Iterator[Any]:
+    def _iterate(self, args: IterateArgs) -> Iterator[Any]:
         """Batches over the primary's entries (its steps, aligned with its clusters), each with the
-        auxiliaries' fields beside; ``report=True`` yields ``(batch, Report)`` of the primary."""
-        lib = _library(library)
-        wanted = [self._local_filter(i, filter_name) for i in range(len(self._chains))]
+        auxiliaries' fields beside; ``report=True`` yields ``(batch, Report)`` of the primary.
+
+        The arguments are those of :meth:`RNTuple.iterate`; a join selects fields by name only:
+        ``expressions`` are names of its fields (``"prefix.field"`` for an auxiliary's), and
+        ``filter_name`` filters them; ``cut``, ``aliases``, ``filter_typename`` and
+        ``filter_field`` raise ``InvalidArgumentError``."""
+        lib = args.lib
+        wanted = self._wanted(args)
         index = None
         if self._on is not None:
             index = [self._aux_lookup(i, wanted[i]) for i in range(1, len(self._chains))]
         primary_fields = list(dict.fromkeys(wanted[0] + (self._on or [])))
         for batch, rep in self._chains[0].iterate(
             primary_fields or None,
-            entry_start=entry_start,
-            entry_stop=entry_stop,
-            step_size=step_size,
+            entry_start=args.entry_start,
+            entry_stop=args.entry_stop,
+            step_size=args.step_size,
             report=True,
+            threads=args.threads,
         ):
             columns = {self._prefixed(0, k): batch[k] for k in wanted[0]}
             for i in range(1, len(self._chains)):
                 if index is None:
                     aux = self._chains[i].arrays(
-                        wanted[i] or None, entry_start=rep.global_entry_start, entry_stop=rep.global_entry_stop
+                        wanted[i] or None,
+                        entry_start=rep.global_entry_start,
+                        entry_stop=rep.global_entry_stop,
+                        threads=args.threads,
                     )
                 else:
                     aux = _match(batch, self._on or [], *index[i - 1])
                 for k in wanted[i]:
                     columns[self._prefixed(i, k)] = aux[k]
             out = to_library(ak.Array(columns), lib, rep.global_entry_start)
-            out = apply_how(out, how, lib)
-            yield (out, rep) if report else out
+            out = apply_how(out, args.how, lib)
+            yield (out, rep) if args.report else out
+
+    iterate = takes(IterateArgs)(_iterate)
 
     def _aux_lookup(self, i: int, fields: list[str]) -> tuple[ak.Array, dict[Any, int] | None, Any]:
         """The auxiliary's fields and the map from index values to its entries."""
@@ -146,14 +162,14 @@ class Join:
             first.setdefault(key, row)
         return arrays, first, None
 
-    def arrays(self, filter_name: Filter = None, **kwargs: Any) -> Any:
+    def _arrays(self, args: ArraysArgs) -> Any:
         """All entries of the join at once (the arguments of :meth:`iterate` but ``step_size``/``report``)."""
-        lib = _library(kwargs.get("library", "ak"))
-        how = kwargs.pop("how", None)
-        parts = list(self.iterate(filter_name, step_size=1 << 62, **kwargs))
+        parts = list(self._iterate(args.stepping(1 << 62, how=None)))
         if not parts:
-            raise ValueError("the join selects no entries")
-        return apply_how(concatenate_results(parts, lib), how, lib)
+            raise InvalidArgumentError("the join selects no entries")
+        return apply_how(concatenate_results(parts, args.lib), args.how, args.lib)
+
+    arrays = takes(ArraysArgs)(_arrays)
 
 
 def _match(primary: ak.Array, on: list[str], aux: ak.Array, first: dict[Any, int] | None, table: Any) -> ak.Array:

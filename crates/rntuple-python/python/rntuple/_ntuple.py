@@ -6,37 +6,24 @@ import atexit
 import sys
 import weakref
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import awkward as ak
 import numpy as np
 import pyarrow as pa
 
+from . import _lib
 from ._awkward import batch_to_layout
-from ._expressions import compile_selection, unknown_name_error
+from ._computed import compile_selection
+from ._errors import InvalidArgumentError, WrongTypeError, unknown_name_error
 from ._fields import Field, build_fields, iter_fields
 from ._filters import Filter, make_filter, parse_memory_size, parse_step_size
 from ._numpy import to_numpy_dict, to_pandas
+from ._read_args import ArraysArgs, IterateArgs, check_threads, entry_range, takes
 from ._results import Report, apply_how, datetime_units, to_library, with_datetimes
 from ._select import Selected, choose, plain_paths
 
-if TYPE_CHECKING:
-    from . import _lib
-    from ._attributes import AttributeSet
-
-__all__ = ["Cluster", "Column", "RNTuple"]
-
-_LIBRARIES = {
-    "ak": "ak",
-    "awkward": "ak",
-    "np": "np",
-    "numpy": "np",
-    "pd": "pd",
-    "pandas": "pd",
-    "pa": "pa",
-    "pyarrow": "pa",
-    "arrow": "pa",
-}
+__all__ = ["AttributeSet", "Cluster", "Column", "RNTuple"]
 
 # Entries read to estimate the bytes per entry when iterating by memory size.
 _PROBE_ENTRIES = 1000
@@ -70,35 +57,6 @@ class Cluster(NamedTuple):
     group: int
 
 
-def _library(library: str) -> str:
-    try:
-        return _LIBRARIES[library.lower()]
-    except (KeyError, AttributeError):
-        raise ValueError(f"library must be one of 'ak', 'np', 'pd' or 'pa', not {library!r}") from None
-
-
-def _threads(threads: int | None) -> int | None:
-    """Checks a ``threads`` argument: None (the file's setting), 0 (one per core) or a positive count."""
-    if threads is None:
-        return None
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
-        raise ValueError(f"threads must be None, 0 (one per core) or a positive number, not {threads!r}")
-    return threads
-
-
-def _entry_range(num_entries: int, entry_start: int | None, entry_stop: int | None) -> tuple[int, int]:
-    """Python-slice-like bounds: None means the end, negative counts from the end, clamped to the entries."""
-    start = 0 if entry_start is None else int(entry_start)
-    stop = num_entries if entry_stop is None else int(entry_stop)
-    if start < 0:
-        start += num_entries
-    if stop < 0:
-        stop += num_entries
-    start = min(num_entries, max(0, start))
-    stop = min(num_entries, max(0, stop))
-    return start, max(start, stop)
-
-
 class RNTuple:
     """An RNTuple: a table of entries whose fields may be nested.
 
@@ -111,16 +69,19 @@ class RNTuple:
         self._name = inner.name if name is None else name
         self._fields: list[Field] | None = None
         self._paths: list[str] | None = None
-        # (location, "name;cycle", options) of the file it came from, set by
-        # ``File`` so that the handle pickles (``_file._reduce_rntuple``).
+        # Where it came from, (path or URL, "name;cycle", options), and the function that opens it
+        # again from that: set by the ``File`` it came from (``_file``), so that the handle pickles.
         self._origin: tuple[str, str, dict[str, Any]] | None = None
+        self._reopen: Callable[[str, str, dict[str, Any]], RNTuple] | None = None
         _LIVE.add(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as (path or URL, name, options); unpickling opens the file again (``_file``)."""
-        from ._file import _reduce_rntuple
-
-        return _reduce_rntuple(self)
+        if self._reopen is None or self._origin is None:
+            raise WrongTypeError(
+                f"{self!r} was not obtained from a file (rntuple.open(...)[name]) and cannot be pickled"
+            )
+        return (self._reopen, self._origin)
 
     def __repr__(self) -> str:
         where = f" in {self._file_path!r}" if self._file_path else ""
@@ -227,21 +188,17 @@ class RNTuple:
         estimated from the first entries as ``iterate(step_size=...)`` does (uproot's method)."""
         size = parse_memory_size(memory_size)
         fields, _, paths = self._select(expressions, filter_name, filter_typename)
-        start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
+        start, stop = entry_range(self.num_entries, entry_start, entry_stop)
         return min(max(0, stop - start), self._step_entries(f"{size} B", fields, paths, start, stop))
 
     @property
     def attribute_sets(self) -> list[str]:
         """Names of the attribute sets linked to this RNTuple (ROOT 6.40); :meth:`attribute_set` reads one."""
-        from ._attributes import attribute_set_names
-
-        return attribute_set_names(self)
+        return _lib.attribute_set_names(self._inner)
 
     def attribute_set(self, name: str) -> AttributeSet:
         """The attribute set ``name``: read like an RNTuple, one entry per range of this RNTuple's entries."""
-        from ._attributes import open_attribute_set
-
-        return open_attribute_set(self, name)
+        return AttributeSet(_lib.open_attribute_set(self._inner, name), self)
 
     @property
     def columns(self) -> list[Column]:
@@ -305,11 +262,11 @@ class RNTuple:
         subfields, and a selected subfield comes with its parents but not with
         its siblings: the reader reads that subfield's columns and the offsets
         of the collections above it only. ``expressions`` are names or paths,
-        used as a ``filter_name``; an unknown one raises ``KeyError``.
+        used as a ``filter_name``; an unknown one raises ``NotFoundError`` (a ``KeyError``).
         """
         if expressions is not None:
             if filter_name is not None:
-                raise ValueError("give either expressions (field names) or filter_name, not both")
+                raise InvalidArgumentError("give either expressions (field names) or filter_name, not both")
             wanted = [expressions] if isinstance(expressions, str) else list(expressions)
             known = set(self.keys(recursive=True)) | {f.name for f in self.fields}
             missing = [n for n in wanted if n not in known]
@@ -317,7 +274,7 @@ class RNTuple:
                 raise unknown_name_error(missing[0], sorted(known), "field", f" in RNTuple '{self.name}'")
             filter_name = wanted
         if filter_field is not None and not callable(filter_field):
-            raise TypeError(f"filter_field must be None or a function of Field -> bool, not {filter_field!r}")
+            raise WrongTypeError(f"filter_field must be None or a function of Field -> bool, not {filter_field!r}")
         candidates = [f for f in self.fields if f.readable]
         if filter_name is None and filter_typename is None and filter_field is None:
             return candidates, None, [f.name for f in candidates]
@@ -343,7 +300,7 @@ class RNTuple:
         """Reads ``fields`` or, with ``paths``, only those (dotted, on-disk) parts of them; in the
         Arrow types of the C++ types for ``library="pa"``, else in those uproot's forms use."""
         names = [f.name for f in fields] if paths is None else paths
-        return pa.record_batch(self._inner.read(names, start, stop, _threads(threads), library != "pa"))
+        return pa.record_batch(self._inner.read(names, start, stop, check_threads(threads), library != "pa"))
 
     def _convert(
         self, batch: pa.RecordBatch, fields: list[Field], keys: frozenset[str] | None, library: str, start: int
@@ -358,21 +315,7 @@ class RNTuple:
             return to_numpy_dict(array)
         return to_pandas(array, start)
 
-    def arrays(
-        self,
-        expressions: str | list[str] | None = None,
-        cut: str | None = None,
-        *,
-        filter_name: Filter = None,
-        filter_typename: Filter = None,
-        filter_field: Callable[[Field], bool] | None = None,
-        aliases: dict[str, str] | None = None,
-        entry_start: int | None = None,
-        entry_stop: int | None = None,
-        library: str = "ak",
-        how: Any = None,
-        threads: int | None = None,
-    ) -> Any:
+    def _arrays(self, args: ArraysArgs) -> Any:
         """Reads fields over a range of entries.
 
         Args:
@@ -402,28 +345,13 @@ class RNTuple:
                 by default one per core), 1 reads on the calling thread only.
                 The result is the same for any number.
         """
-        lib = _library(library)
-        start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
-        plan = self._plan(expressions, cut, aliases, filter_name, filter_typename, filter_field)
-        return apply_how(plan(start, stop, lib, threads), how, lib)
+        start, stop = args.entries(self.num_entries)
+        plan = self._plan(args)
+        return apply_how(plan(start, stop, args.lib, args.threads), args.how, args.lib)
 
-    def iterate(
-        self,
-        expressions: str | list[str] | None = None,
-        cut: str | None = None,
-        *,
-        step_size: int | str = "100 MB",
-        filter_name: Filter = None,
-        filter_typename: Filter = None,
-        filter_field: Callable[[Field], bool] | None = None,
-        aliases: dict[str, str] | None = None,
-        entry_start: int | None = None,
-        entry_stop: int | None = None,
-        library: str = "ak",
-        how: Any = None,
-        report: bool = False,
-        threads: int | None = None,
-    ) -> Iterator[Any]:
+    arrays = takes(ArraysArgs)(_arrays)
+
+    def _iterate(self, args: IterateArgs) -> Iterator[Any]:
         """Reads fields in consecutive ranges of entries, yielding one ``arrays()`` result per range
         (with ``report=True``: ``(result, Report)``, the report naming the range's entries as uproot's).
 
@@ -431,27 +359,23 @@ class RNTuple:
         ``"100 MB"`` (estimated from the in-memory size of the first entries).
         The other arguments as for :meth:`arrays`.
         """
-        lib = _library(library)
-        plan = self._plan(expressions, cut, aliases, filter_name, filter_typename, filter_field)
+        lib = args.lib
+        plan = self._plan(args)
         fields, _, paths = plan.read
-        start, stop = _entry_range(self.num_entries, entry_start, entry_stop)
-        step = self._step_entries(step_size, fields, paths, start, stop)
+        start, stop = args.entries(self.num_entries)
+        step = self._step_entries(args.step_size, fields, paths, start, stop)
         for lo in range(start, stop, step):
             hi = min(stop, lo + step)
-            result = apply_how(plan(lo, hi, lib, threads), how, lib)
-            yield (result, Report(self._file_path, self.name, lo, hi)) if report else result
+            result = apply_how(plan(lo, hi, lib, args.threads), args.how, lib)
+            yield (result, Report(self._file_path, self.name, lo, hi)) if args.report else result
 
-    def _plan(
-        self,
-        expressions: str | list[str] | None,
-        cut: str | None,
-        aliases: dict[str, str] | None,
-        filter_name: Filter,
-        filter_typename: Filter,
-        filter_field: Callable[[Field], bool] | None,
-    ) -> _ReadPlan:
+    iterate = takes(IterateArgs)(_iterate)
+
+    def _plan(self, args: ArraysArgs) -> _ReadPlan:
         """How ``arrays``/``iterate`` read: plain fields as they are, or, with a cut, aliases or
         formulas among the expressions, the fields they use evaluated by ``compile_selection``."""
+        expressions, cut, aliases = args.expressions, args.cut, args.aliases
+        filter_name, filter_typename, filter_field = args.filter_name, args.filter_typename, args.filter_field
         texts = [expressions] if isinstance(expressions, str) else expressions
         if cut is None and not aliases and filter_typename is None and filter_field is None:
             # a few names or paths (the common read): only their trees are built, not the whole schema's
@@ -469,7 +393,7 @@ class RNTuple:
             return _ReadPlan(self, self._select(expressions, filter_name, filter_typename, filter_field), None)
         top = [f.display_name for f in self.fields if f.readable]
         if texts is not None and (filter_name is not None or filter_typename is not None or filter_field):
-            raise ValueError("give either expressions or filters (filter_name, ...), not both")
+            raise InvalidArgumentError("give either expressions or filters (filter_name, ...), not both")
         if texts is None:
             selection = compile_selection([], cut, aliases, fields=top, paths=paths)
             main = self._select(None, filter_name, filter_typename, filter_field)
@@ -540,3 +464,58 @@ class _ReadPlan:
                 result = result[keep]
         index = entries if keep is None else entries[keep]
         return to_library(result, lib, index)
+
+
+class AttributeSet(RNTuple):
+    """One attribute set of an RNTuple: an RNTuple whose entries are attribute entries.
+
+    ``keys()``, ``arrays()``, ``iterate()`` and the rest of the :class:`RNTuple`
+    API read the set's own fields, one entry per attribute entry;
+    ``entry_ranges[i]`` is the range of the main RNTuple's entries that
+    attribute entry ``i`` belongs to. The ``entries_*`` methods select
+    attribute entries by main entry, as ROOT's ``GetAttributes*`` do.
+    """
+
+    def __init__(self, inner: _lib.AttributeSet, main: RNTuple) -> None:
+        super().__init__(inner.values(), main._file_path, inner.name)
+        self._set = inner
+        self._main_name = main.name
+
+    def __repr__(self) -> str:
+        return (
+            f"<AttributeSet {self.name!r} of {self._main_name!r} "
+            f"({self.num_entries} entries, {len(self.fields)} fields)>"
+        )
+
+    @property
+    def schema_version(self) -> tuple[int, int]:
+        """(major, minor) of the attribute schema (ROOT 6.40 writes 1.0)."""
+        return self._set.schema_version
+
+    @property
+    def entry_ranges(self) -> list[range]:
+        """The main RNTuple's entries of each attribute entry, as ``range(start, stop)`` (may be empty)."""
+        starts, lengths = self._set.ranges()
+        return [range(s, s + n) for s, n in zip(starts, lengths, strict=True)]
+
+    def entries(self) -> list[int]:
+        """Every attribute entry, ordered by the start of its range (ties in entry order)."""
+        return self._set.entries()
+
+    def entries_containing(self, entry: int) -> list[int]:
+        """Attribute entries whose range holds main entry ``entry`` (empty ranges never do)."""
+        return self._set.entries_containing(_index(entry))
+
+    def entries_containing_range(self, start: int, stop: int) -> list[int]:
+        """Attribute entries whose range holds all of the main entries ``[start, stop)``."""
+        return self._set.entries_containing_range(_index(start), _index(stop))
+
+    def entries_in_range(self, start: int, stop: int) -> list[int]:
+        """Attribute entries whose (non-empty) range lies within the main entries ``[start, stop)``."""
+        return self._set.entries_in_range(_index(start), _index(stop))
+
+
+def _index(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(f"an entry number must be a non-negative int, not {value!r}")
+    return value

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import awkward as ak
 import numpy as np
 
+from ._errors import InvalidArgumentError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -86,7 +88,7 @@ def to_numpy_dict(array: ak.Array) -> dict[str, np.ndarray]:
         try:
             out[name] = _field_to_numpy(array[name])
         except Exception as err:
-            raise ValueError(f"field '{name}' cannot be converted to NumPy") from err
+            raise InvalidArgumentError(f"field '{name}' cannot be converted to NumPy") from err
     return out
 
 

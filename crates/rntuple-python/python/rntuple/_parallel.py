@@ -28,18 +28,13 @@ fields.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _lib
-from ._write import TypeSpec, _options, _overrides, _write_table, _Writer
-from ._write_input import _conform, _is_schema_only, _schema_and_overrides, _table_of
+from ._write_input import _conform, _table_of
+from ._writer import _write_table, _Writer
 
-if TYPE_CHECKING:
-    from ._attributes import AttributeSetWriter
-    from ._write import WritableFile
-
-__all__ = ["FillContext", "ParallelWriter"]
+__all__ = ["FillContext", "ParallelWriter", "fill_once"]
 
 
 class FillContext:
@@ -126,14 +121,8 @@ class ParallelWriter(_Writer):
 
     _inner: _lib.ParallelWriter
 
-    def __repr__(self) -> str:
-        state = f"{self.state}, {self.num_entries} entries committed, {self.open_contexts} open contexts"
-        return f"<rntuple.ParallelWriter {self.name!r} in {self._file.path!r} ({state})>"
-
-    @property
-    def num_entries(self) -> int:
-        """Entries in the clusters committed so far, by all contexts."""
-        return self._inner.num_entries
+    def _summary(self) -> str:
+        return f"{self.state}, {self.num_entries} entries committed, {self.open_contexts} open contexts"
 
     @property
     def open_contexts(self) -> int:
@@ -144,49 +133,8 @@ class ParallelWriter(_Writer):
         """A new fill context (usable on any thread)."""
         return FillContext(self._inner.fill_context(), self)
 
-    def create_attribute_set(
-        self,
-        name: str,
-        data_or_schema: Any,
-        *,
-        types: Mapping[str, TypeSpec] | None = None,
-        representations: Mapping[str, Any] | None = None,
-    ) -> AttributeSetWriter:
-        """Creates the attribute set ``name``, as ``RNTupleWriter.create_attribute_set`` does.
 
-        Its ranges refer to the committed entries, numbered in commit order:
-        ``begin_range()`` is ``num_entries`` (committed so far), and
-        ``commit_range(start, values)`` covers the entries committed since, by
-        any context."""
-        from ._attributes import create_attribute_set
-
-        return create_attribute_set(self, name, data_or_schema, types, representations)
-
-
-def mkrntuple_parallel(
-    file: WritableFile,
-    name: str,
-    data_or_schema: Any,
-    types: Mapping[str, TypeSpec] | None,
-    representations: Mapping[str, Any] | None,
-    options: Mapping[str, Any],
-) -> ParallelWriter:
-    """For ``WritableFile.mkrntuple_parallel``."""
-    lib_file = file._lib_file
-    if not isinstance(name, str):
-        raise TypeError(f"an RNTuple name must be a string, not {name!r}")
-    schema, special = _schema_and_overrides(data_or_schema)
-    opts = _options(options, file._defaults, file.compression)
-    overrides = _overrides(types, representations)
-    for path, spec in special.items():
-        overrides[path] = {**spec, **overrides.get(path, {})}
-    writer = ParallelWriter(_lib.ParallelWriter(lib_file, name.strip("/"), schema, overrides, opts), file)
-    file._writers.append(writer)
-    if not _is_schema_only(data_or_schema):
-        try:
-            with writer.fill_context() as ctx:
-                ctx.extend(data_or_schema)
-        except BaseException:
-            writer.abandon()
-            raise
-    return writer
+def fill_once(writer: ParallelWriter, data: Any) -> None:
+    """Writes ``data`` through a fill context of its own (the entries given to ``mkrntuple_parallel``)."""
+    with writer.fill_context() as ctx:
+        ctx.extend(data)

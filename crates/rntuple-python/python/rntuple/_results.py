@@ -13,6 +13,7 @@ import awkward as ak
 import numpy as np
 import pyarrow as pa
 
+from ._errors import InvalidArgumentError
 from ._fields import Field
 
 __all__ = ["Report", "apply_how", "concatenate_results", "datetime_units", "to_library", "with_datetimes"]
@@ -139,7 +140,7 @@ def apply_how(result: Any, how: Any, lib: str) -> Any:
     if how is None:
         return result
     if lib not in ("ak", "np"):
-        raise ValueError(f"how= applies to library='ak' and 'np', not {lib!r}")
+        raise InvalidArgumentError(f"how= applies to library='ak' and 'np', not {lib!r}")
     names = list(result.fields) if lib == "ak" else list(result)
     if how in (tuple, "tuple"):
         return tuple(result[n] for n in names)
@@ -149,7 +150,7 @@ def apply_how(result: Any, how: Any, lib: str) -> Any:
         return {n: result[n] for n in names}
     if how == "zip" and lib == "ak":
         return _zip_prefixes(result)
-    raise ValueError(f"how must be None, tuple, list, dict or 'zip' (library='ak'), not {how!r}")
+    raise InvalidArgumentError(f"how must be None, tuple, list, dict or 'zip' (library='ak'), not {how!r}")
 
 
 def _zip_prefixes(array: ak.Array) -> ak.Array:

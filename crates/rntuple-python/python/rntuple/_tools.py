@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _lib
-from ._write import compression_setting
+from ._errors import InvalidArgumentError
+from ._write_options import compression_setting
 
 __all__ = ["FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "verify"]
 
@@ -114,7 +115,7 @@ def verify(
         paths = [paths]
     files = [os.fspath(p) for p in paths]
     if max_problems < 1:
-        raise ValueError(f"max_problems must be at least 1, not {max_problems}")
+        raise InvalidArgumentError(f"max_problems must be at least 1, not {max_problems}")
     reports = _lib.verify(files, read_values, max_problems, progress)
     return VerifyReport(
         [
@@ -183,7 +184,7 @@ def merge(
     files = [os.fspath(p) for p in inputs]
     setting = None if compression is None else compression_setting(compression)
     if threads < 0:
-        raise ValueError(f"threads must not be negative, not {threads}")
+        raise InvalidArgumentError(f"threads must not be negative, not {threads}")
     s = _lib.merge(os.fspath(out), files, name, mode, setting, overwrite, verify_checksums, threads, sync, progress)
     return MergeSummary(**s)
 

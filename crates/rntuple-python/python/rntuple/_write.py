@@ -24,173 +24,25 @@ import atexit
 import os
 import warnings
 import weakref
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
 from . import _lib
+from ._errors import StateError, WrongTypeError
 from ._filters import parse_memory_size
-from ._write_input import _conform, _is_schema_only, _schema_and_overrides, _schema_of, _table_of
-from ._write_options import TypeSpec, _options, _overrides, _projections, compression_setting  # noqa: F401
-
-if TYPE_CHECKING:
-    from ._attributes import AttributeSetWriter
-    from ._parallel import ParallelWriter
+from ._parallel import ParallelWriter, fill_once
+from ._write_input import _is_schema_only, _schema_and_overrides, _schema_of
+from ._write_options import TypeSpec, _options, _overrides, _projections, compression_setting
+from ._writer import Completed, RNTupleWriter
 
 __all__ = ["RNTupleWriter", "WritableFile", "compression_setting", "recreate", "schema_of"]
 
-WriteError = _lib.WriteError
-
-# ---------------------------------------------------------------------------
-# writers
-# ---------------------------------------------------------------------------
+W = TypeVar("W", RNTupleWriter, ParallelWriter)
 
 
-def _write_table(inner: Any, table: pa.Table) -> None:
-    """Appends ``table`` through ``inner`` (a writer or fill context of ``_lib``), its batches all
-    checked before any is written: a refused table writes nothing."""
-    batches = table.to_batches()
-    if len(batches) > 1:
-        for batch in batches:
-            inner.check(batch)
-    for batch in batches:
-        inner.extend(batch)
-
-
-class _Writer:
-    """What the writers of one RNTuple share (``RNTupleWriter``, ``rntuple._parallel.ParallelWriter``)."""
-
-    def __init__(self, inner: Any, file: WritableFile) -> None:
-        self._inner = inner
-        self._file = file
-        self._schema: pa.Schema = pa.schema(inner.schema)
-        self._schemas = [self._schema]  # the schema after each add_fields, oldest first
-
-    def __repr__(self) -> str:
-        state = f"{self.state}, {self.num_entries} entries"
-        return f"<rntuple.RNTupleWriter {self.name!r} in {self._file.path!r} ({state})>"
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abandon()
-
-    @property
-    def name(self) -> str:
-        """The RNTuple's path in the file (``"dir/Events"``)."""
-        return self._inner.name
-
-    @property
-    def schema(self) -> pa.Schema:
-        """The Arrow schema of the RNTuple: as declared and with the fields added since (nullable fields
-        are ``std::optional``)."""
-        return self._schema
-
-    @property
-    def state(self) -> str:
-        """``"open"``, ``"closed"``, ``"abandoned"`` or ``"failed"``."""
-        return self._inner.state
-
-    @property
-    def closed(self) -> bool:
-        return self.state != "open"
-
-    @property
-    def num_entries(self) -> int:
-        """Entries written so far."""
-        return self._inner.num_entries
-
-    def add_fields(
-        self,
-        schema_or_data: Any = None,
-        *,
-        types: Mapping[str, TypeSpec] | None = None,
-        representations: Mapping[str, Any] | None = None,
-        projections: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Adds top-level fields: those of ``schema_or_data`` (a schema or data, as ``mkrntuple`` takes;
-        only the types are used) and ``projections`` (as ``mkrntuple`` takes; sources may be old or new
-        fields). ``types`` and ``representations`` name paths of the new fields.
-
-        Before the first entry the fields are part of the header. After entries were written they go into
-        the footer's schema extension with deferred columns, as ROOT's ``RNTupleModelUpdater`` adds them:
-        the earlier entries read as the types' zero values (0, empty collections and strings, empty
-        optionals). From then on ``extend`` needs the new fields too (a parallel writer's contexts also
-        take batches of an earlier schema: the fields missing read as zeros). A refused addition
-        (``WriteError``) leaves the writer as it was.
-        """
-        if schema_or_data is None:
-            schema = pa.schema([])
-        else:
-            schema = _schema_of(schema_or_data)
-        self._inner.add_fields(schema, _overrides(types, representations), _projections(projections))
-        self._schema = pa.schema(self._inner.schema)
-        self._schemas.append(self._schema)
-
-    def close(self) -> None:
-        """Writes the RNTuple's last cluster, page lists, footer and anchor (no-op when closed)."""
-        self._inner.close()
-
-    def abandon(self) -> None:
-        """Gives the RNTuple up: it will not be in the file (its bytes written so far stay as dead space)."""
-        self._inner.abandon()
-
-
-class RNTupleWriter(_Writer):
-    """One RNTuple being written; made by ``WritableFile.mkrntuple``.
-
-    ``extend(batch)`` appends entries; ``close()`` (or leaving its ``with``
-    block) writes the RNTuple's footer and anchor. An exception that leaves
-    the ``with`` block abandons the RNTuple: it will not be in the file.
-    """
-
-    _inner: _lib.RNTupleWriter
-
-    @property
-    def memory_use(self) -> dict[str, int] | None:
-        """Bytes the writer's buffers hold now (``"held"``) and held at most so far (``"high_water"``),
-        as bounded by the ``memory_budget`` option; ``None`` once closed."""
-        use = self._inner.memory_use
-        return None if use is None else {"held": use[0], "high_water": use[1]}
-
-    def extend(self, data: Any) -> None:
-        """Appends the entries of ``data`` (the kinds ``mkrntuple`` takes), with the RNTuple's fields.
-
-        Columns are matched by name. A batch whose types or values do not fit
-        (another type, nulls in a field that is not ``std::optional``, strings
-        that are not UTF-8, values outside a Real32Quant range) is refused as a
-        whole with a ``WriteError`` and the writer stays usable; a failure
-        while writing (I/O) marks it failed.
-        """
-        table, _, _ = _table_of(data)
-        _write_table(self._inner, _conform(table, self._schema, self.name))
-
-    def create_attribute_set(
-        self,
-        name: str,
-        data_or_schema: Any,
-        *,
-        types: Mapping[str, TypeSpec] | None = None,
-        representations: Mapping[str, Any] | None = None,
-    ) -> AttributeSetWriter:
-        """Creates the attribute set ``name`` (ROOT 6.40's ``CreateAttributeSet``): its fields are those of
-        ``data_or_schema``, ``types`` and ``representations`` as for ``mkrntuple``. Its entries, each for a
-        range of this RNTuple's entries, are written when this RNTuple is closed (``AttributeSetWriter``)."""
-        from ._attributes import create_attribute_set
-
-        return create_attribute_set(self, name, data_or_schema, types, representations)
-
-    def commit_cluster(self) -> None:
-        """Ends the current cluster here (clusters otherwise end by size)."""
-        self._inner.commit_cluster()
-
-
-class WritableFile:
+class WritableFile(Completed):
     """A ROOT file being written; made by ``rntuple.recreate``.
 
     ``file["Events"] = data`` writes an RNTuple in one go;
@@ -225,15 +77,6 @@ class WritableFile:
     def __repr__(self) -> str:
         state = "open" if self._inner is not None and self._inner.is_open else "closed"
         return f"<rntuple.WritableFile {self._path!r} ({state})>"
-
-    def __enter__(self) -> WritableFile:
-        return self
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abandon()
 
     def __del__(self) -> None:
         self._complete_unattended()
@@ -270,7 +113,7 @@ class WritableFile:
     @property
     def _lib_file(self) -> _lib.FileWriter:
         if self._inner is None or not self._inner.is_open:
-            raise ValueError(f"file {self._path!r} is closed")
+            raise StateError(f"file {self._path!r} is closed")
         return self._inner
 
     def mkrntuple(
@@ -333,24 +176,12 @@ class WritableFile:
         ``compression_threads``, ``memory_budget`` (bytes the writer may hold;
         see ``docs/writing.md``).
         """
-        file = self._lib_file
-        if not isinstance(name, str):
-            raise TypeError(f"an RNTuple name must be a string, not {name!r}")
-        schema, special = _schema_and_overrides(data_or_schema)
-        opts = _options(options, self._defaults, self._compression)
-        overrides = _overrides(types, representations)
-        for path, spec in special.items():
-            overrides[path] = {**spec, **overrides.get(path, {})}
-        inner = file.rntuple(name.strip("/"), schema, overrides, opts, _projections(projections))
-        writer = RNTupleWriter(inner, self)
-        self._writers.append(writer)
-        if not _is_schema_only(data_or_schema):
-            try:
-                writer.extend(data_or_schema)
-            except BaseException:
-                writer.abandon()
-                raise
-        return writer
+
+        def make(file: _lib.FileWriter, path: str, schema: pa.Schema, overrides: dict, opts: dict) -> RNTupleWriter:
+            inner = file.rntuple(path, schema, overrides, opts, _projections(projections))
+            return RNTupleWriter(inner, self._path)
+
+        return self._start(name, data_or_schema, types, representations, options, make, RNTupleWriter.extend)
 
     def mkrntuple_parallel(
         self,
@@ -363,9 +194,42 @@ class WritableFile:
     ) -> ParallelWriter:
         """Starts the RNTuple ``name`` to be filled by several threads (``rntuple._parallel``); arguments
         as for ``mkrntuple`` but ``projections``; data given are written through one fill context."""
-        from ._parallel import mkrntuple_parallel
 
-        return mkrntuple_parallel(self, name, data_or_schema, types, representations, options)
+        def make(file: _lib.FileWriter, path: str, schema: pa.Schema, overrides: dict, opts: dict) -> ParallelWriter:
+            return ParallelWriter(_lib.ParallelWriter(file, path, schema, overrides, opts), self._path)
+
+        return self._start(name, data_or_schema, types, representations, options, make, fill_once)
+
+    def _start(
+        self,
+        name: str,
+        data_or_schema: Any,
+        types: Mapping[str, TypeSpec] | None,
+        representations: Mapping[str, Any] | None,
+        options: dict[str, Any],
+        make: Callable[[_lib.FileWriter, str, pa.Schema, dict[str, Any], dict[str, Any]], W],
+        first: Callable[[W, Any], None],
+    ) -> W:
+        """Starts a writer of the RNTuple ``name``: ``make(file, path, schema, overrides, options)``
+        creates it, ``first(writer, data)`` writes the entries of ``data_or_schema`` unless it
+        declares fields only (a failure there abandons the writer)."""
+        file = self._lib_file
+        if not isinstance(name, str):
+            raise WrongTypeError(f"an RNTuple name must be a string, not {name!r}")
+        schema, special = _schema_and_overrides(data_or_schema)
+        opts = _options(options, self._defaults, self._compression)
+        overrides = _overrides(types, representations)
+        for path, spec in special.items():
+            overrides[path] = {**spec, **overrides.get(path, {})}
+        writer = make(file, name.strip("/"), schema, overrides, opts)
+        self._writers.append(writer)
+        if not _is_schema_only(data_or_schema):
+            try:
+                first(writer, data_or_schema)
+            except BaseException:
+                writer.abandon()
+                raise
+        return writer
 
     def __setitem__(self, name: str, data: Any) -> None:
         """Writes ``data`` as the RNTuple ``name`` with the file's default options."""

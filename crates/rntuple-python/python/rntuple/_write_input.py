@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _lib
+from ._errors import WrongTypeError
 
 if TYPE_CHECKING:
     import awkward as ak
@@ -88,14 +89,16 @@ def _to_awkward(name: str, value: Any) -> ak.Array:
                 f"column {name!r}: awkward cannot build an array of these values ({type(err).__name__}: "
                 f"{str(err).splitlines()[0] if str(err) else ''})"
             ) from None
-    raise TypeError(f"column {name!r}: cannot write a {type(value).__name__}; give an array (numpy, awkward, pyarrow)")
+    raise WrongTypeError(
+        f"column {name!r}: cannot write a {type(value).__name__}; give an array (numpy, awkward, pyarrow)"
+    )
 
 
 def _from_awkward(array: ak.Array) -> pa.Table:
     ak = _awkward()
     # layout.purelist_depth, not array.ndim: ndim raises AttributeError for some unions (awkward 2.x)
     if not isinstance(array, ak.Array) or not array.fields or array.layout.purelist_depth != 1:
-        raise TypeError(
+        raise WrongTypeError(
             f"an awkward array to write must be a record array (its fields are the RNTuple's fields), not of "
             f"type {array.type}; write {{'name': array}} for a single field"
         )
@@ -119,7 +122,7 @@ def _from_awkward(array: ak.Array) -> pa.Table:
 def _from_mapping(data: Mapping[str, Any]) -> tuple[pa.Table, bool]:
     for key in data:
         if not isinstance(key, str):
-            raise TypeError(f"the columns of a dict must be named by strings, not {key!r}")
+            raise WrongTypeError(f"the columns of a dict must be named by strings, not {key!r}")
     if data and all(isinstance(v, pa.Array | pa.ChunkedArray) for v in data.values()):
         return pa.table(dict(data)), False
     columns = {k: _to_awkward(k, v) for k, v in data.items()}
@@ -217,7 +220,7 @@ def _to_table(data: Any) -> tuple[pa.Table, bool]:
         return pa.table(data), False
     if hasattr(data, "__arrow_c_array__"):
         return pa.Table.from_batches([pa.record_batch(data)]), False
-    raise TypeError(
+    raise WrongTypeError(
         f"cannot write a {type(data).__name__}: give an awkward record array, a pyarrow Table or RecordBatch, "
         "a pandas DataFrame, or a dict of arrays"
     )

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _lib
+from ._errors import WrongTypeError
 from ._filters import parse_memory_size
 
 WriteError = _lib.WriteError
@@ -57,7 +58,7 @@ def _options(
     out: dict[str, Any] = {}
     for key, value in merged.items():
         if key not in _OPTIONS:
-            raise TypeError(f"unknown write option {key!r}; the options are: {', '.join(_OPTIONS)}")
+            raise WrongTypeError(f"unknown write option {key!r}; the options are: {', '.join(_OPTIONS)}")
         if key in ("compression", "compression_level"):
             continue
         if key in _SIZE_OPTIONS:
@@ -69,7 +70,7 @@ def _options(
                 raise WriteError(f"{key} must not be negative, not {value!r}")
         elif key in _BOOL_OPTIONS:
             if not isinstance(value, bool | np.bool_):
-                raise TypeError(f"{key} must be True or False, not {value!r}")
+                raise WrongTypeError(f"{key} must be True or False, not {value!r}")
             out[key] = bool(value)
         elif key in _INT_OPTIONS:
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
@@ -77,7 +78,7 @@ def _options(
             out[key] = int(value)
         else:  # description
             if not isinstance(value, str):
-                raise TypeError(f"description must be a string, not {value!r}")
+                raise WrongTypeError(f"description must be a string, not {value!r}")
             out[key] = value
     if "compression" in merged or "compression_level" in merged:
         out["compression"] = compression_setting(
@@ -98,13 +99,13 @@ def _overrides(types: Mapping[str, TypeSpec] | None, representations: Mapping[st
         elif isinstance(path, str) and isinstance(spec, Mapping) and set(spec) <= set(_TYPE_KEYS):
             out.setdefault(path, {}).update({k: spec[k] for k in _TYPE_KEYS if k in spec})
         else:
-            raise TypeError(
+            raise WrongTypeError(
                 "types maps field paths to C++ type names (strings) or to dicts of 'type', 'type_version' "
                 f"and 'type_checksum', not {path!r}: {spec!r}"
             )
     for path, reps in (representations or {}).items():
         if not isinstance(path, str):
-            raise TypeError(f"representations maps field paths (strings) to representations, not {path!r}")
+            raise WrongTypeError(f"representations maps field paths (strings) to representations, not {path!r}")
         spec = out.setdefault(path, {})
         items = [reps] if isinstance(reps, str | tuple) else list(reps)
         for rep in items:
@@ -119,7 +120,7 @@ def _add_representation(path: str, rep: Any, spec: dict) -> None:
     elif isinstance(rep, tuple) and rep and isinstance(rep[0], str):
         name, args = rep[0], rep[1:]
     else:
-        raise TypeError(
+        raise WrongTypeError(
             f"field {path!r}: a representation is a name ('Real16', 'Index32', 'split', ...) or a tuple "
             f"('Real32Trunc', bits) / ('Real32Quant', bits, min, max), not {rep!r}"
         )
@@ -163,17 +164,19 @@ def _projections(projections: Mapping[str, Any] | None) -> list[tuple[str, str, 
     if projections is None:
         return []
     if not isinstance(projections, Mapping):
-        raise TypeError(f"projections maps new field names to source paths or (type, path) tuples, not {projections!r}")
+        raise WrongTypeError(
+            f"projections maps new field names to source paths or (type, path) tuples, not {projections!r}"
+        )
     out: list[tuple[str, str, str | None]] = []
     for name, spec in projections.items():
         if not isinstance(name, str):
-            raise TypeError(f"projections: field names are strings, not {name!r}")
+            raise WrongTypeError(f"projections: field names are strings, not {name!r}")
         if isinstance(spec, str):
             out.append((name, spec, None))
         elif isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(x, str) for x in spec):
             out.append((name, spec[1], spec[0]))
         else:
-            raise TypeError(
+            raise WrongTypeError(
                 f"projection {name!r}: give a source path ('_collection0._0.Muon_pt') or a (C++ type, source path) "
                 f"tuple like ('ROOT::RNTupleCardinality<std::uint32_t>', '_collection0'), not {spec!r}"
             )

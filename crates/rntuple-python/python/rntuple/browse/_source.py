@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from .. import _lib
+from .._errors import InvalidArgumentError, NotFoundError
 
 __all__ = ["Source"]
 
@@ -121,7 +122,7 @@ class Source:
         self.summary()
         inspected = self._inspected.get(name)
         if inspected is None:
-            raise KeyError(f"no readable RNTuple {name!r}")
+            raise NotFoundError(f"no readable RNTuple {name!r}")
         return inspected.pages(cluster)
 
     # -- values -------------------------------------------------------------
@@ -133,7 +134,7 @@ class Source:
                 out = [f["name"] for f in r["report"]["fields"]]
                 out.extend(p["name"] for f in r["report"]["fields"] for p in f["projections"])
                 return list(dict.fromkeys(out))
-        raise KeyError(f"no readable RNTuple {name!r}")
+        raise NotFoundError(f"no readable RNTuple {name!r}")
 
     def _ntuple(self, name: str) -> Any:
         with self._lock:
@@ -147,7 +148,7 @@ class Source:
 
     def _read(self, name: str, field: str, start: int | None, stop: int | None) -> Any:
         if field not in self.fields(name):
-            raise KeyError(f"no field {field!r} in {name!r}")
+            raise NotFoundError(f"no field {field!r} in {name!r}")
         nt = self._ntuple(name)
         arrays = nt.arrays(filter_field=lambda f: f.path == field, entry_start=start, entry_stop=stop)
         return arrays[field]
@@ -178,7 +179,7 @@ class Source:
             flat = ak.flatten(column, axis=None) if column.ndim > 1 else column
             data = np.asarray(ak.to_numpy(flat), dtype=np.float64)
         except Exception as err:  # noqa: BLE001 - awkward raises several kinds
-            raise ValueError(f"{field!r} holds no plain numbers to histogram ({err})") from None
+            raise InvalidArgumentError(f"{field!r} holds no plain numbers to histogram ({err})") from None
         finite = data[np.isfinite(data)]
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         if hi <= lo:

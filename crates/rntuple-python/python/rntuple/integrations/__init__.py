@@ -20,6 +20,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from .._errors import MissingDependencyError
+
 __all__ = ["require"]
 
 
@@ -35,4 +37,4 @@ def require(module: str, *, feature: str, extra: str | None = None) -> ModuleTyp
     except ImportError as err:
         top = module.split(".")[0]
         hint = f"pip install 'rntuple[{extra}]'" if extra else f"pip install {top}"
-        raise ImportError(f"{feature} needs {top}, which is not installed: {hint}") from err
+        raise MissingDependencyError(f"{feature} needs {top}, which is not installed: {hint}") from err

@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 from .._dataset import expand, is_url, plan_steps
+from .._errors import InvalidArgumentError, MissingFileError
 from .._filters import Filter, parse_step_size
 from . import require
 
@@ -87,7 +88,7 @@ def _open_ntuple(location: str, name: str | None, options: dict[str, Any]) -> An
     if name is None:
         names = f.rntuple_names()
         if len(names) != 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{location!r} holds {len(names)} RNTuples ({names}); name the one to read "
                 "('file.root:Events' or {path: 'Events'})"
             )
@@ -284,7 +285,7 @@ def _expand_specs(files: Any, allow_missing: bool = False) -> list[tuple[str, st
                 if not allow_missing:
                     raise
         if not out:
-            raise FileNotFoundError(2, "none of the input files exists", ", ".join(map(str, files)))
+            raise MissingFileError(2, "none of the input files exists", ", ".join(map(str, files)))
         return out
     return [(path, name, {}) for path, name in expand(files, allow_missing)]
 
@@ -296,7 +297,7 @@ def _first_found(specs: list[Any], options: dict[str, Any]) -> tuple[list[Any], 
             return specs[i:], _open_ntuple(path, name, options)
         except (FileNotFoundError, KeyError):
             continue
-    raise FileNotFoundError(2, "none of the input files holds its RNTuple", ", ".join(s[0] for s in specs))
+    raise MissingFileError(2, "none of the input files holds its RNTuple", ", ".join(s[0] for s in specs))
 
 
 def dask(
@@ -336,11 +337,11 @@ def dask(
         verify_checksums: passed to every ``rntuple.open`` (on the workers too).
         behavior: awkward behavior for the arrays (``library="ak"``).
     """
-    from .._ntuple import _library
+    from .._read_args import library as _library
 
     lib = _library(library)
     if lib not in ("ak", "np"):
-        raise ValueError(f"rntuple.dask gives library='ak' or 'np', not {library!r}")
+        raise InvalidArgumentError(f"rntuple.dask gives library='ak' or 'np', not {library!r}")
     require("dask", feature=_FEATURE, extra="dask")
     if lib == "ak":
         require("dask_awkward", feature=_FEATURE, extra="dask")
@@ -436,7 +437,7 @@ def _partitions(
         else:
             out.append(Partition(_location_of(path), name or name_of_first.rpartition(";")[0], 0, None))
     if not out:
-        raise ValueError("the input files hold no entries")
+        raise InvalidArgumentError("the input files hold no entries")
     return out
 
 
@@ -449,7 +450,7 @@ def _given_steps(steps: Iterable[Any], path: str) -> list[tuple[int, int]]:
     for step in steps:
         start, stop = (int(x) for x in step)
         if start < 0 or stop < start:
-            raise ValueError(f"bad step {list(step)!r} for {path!r}: need 0 <= start <= stop")
+            raise InvalidArgumentError(f"bad step {list(step)!r} for {path!r}: need 0 <= start <= stop")
         out.append((start, stop))
     return out
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._errors import InvalidArgumentError
 from . import _knobs, _layout, _report
 from ._knobs import pareto_front, recommend
 
@@ -26,7 +27,7 @@ __all__ = ["knobs", "layout", "pareto_front", "recommend", "sample"]
 
 def _positive(name: str, value: int | None) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        raise InvalidArgumentError(f"{name} must be a positive integer, not {value!r}")
 
 
 def _reported(output: str, bar: Any, run: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def knobs(
     for name, value in (("entries", entries), ("runs", runs)):
         _positive(name, value)
     if optimize not in _knobs.METRICS:
-        raise ValueError(f"optimize must be one of {', '.join(_knobs.METRICS)}, not {optimize!r}")
+        raise InvalidArgumentError(f"optimize must be one of {', '.join(_knobs.METRICS)}, not {optimize!r}")
     entries = entries or (20000 if quick else None)
     runs = runs or (1 if quick else 3)
     todo = sweep if sweep is not None else _knobs.settings(quick)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._errors import InvalidArgumentError
+
 __all__ = ["HIT_FIELDS", "Products", "generate"]
 
 # recob::Hit members (the ones that carry data) and their types.
@@ -86,7 +88,7 @@ def generate(
     """``events`` events in ``min(spills, events)`` spills; ``hits``, ``wires`` and ``rois`` are the means
     per event, per event and per wire. The same arguments always give the same values."""
     if events < 1:
-        raise ValueError(f"events must be at least 1, not {events}")
+        raise InvalidArgumentError(f"events must be at least 1, not {events}")
     rng = np.random.default_rng(seed)
     spills = max(1, min(spills, events))
     spill_of_event = (np.arange(events) * spills // events).astype(np.uint32)

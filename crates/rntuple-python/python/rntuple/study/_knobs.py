@@ -14,6 +14,7 @@ import os
 import statistics
 from typing import Any
 
+from .._errors import InvalidArgumentError, MissingFileError, NotFoundError
 from ._measure import machine, run_child
 
 __all__ = ["METRICS", "pareto_front", "recommend", "run", "settings"]
@@ -106,9 +107,9 @@ def recommend(cells: list[dict[str, Any]], optimize: str, tolerance: float = 0.0
     the Pareto front within ``tolerance`` of the best value of that metric, the one whose other
     metrics, each relative to their best among those cells, sum to the least (ties: the first)."""
     if optimize not in METRICS:
-        raise ValueError(f"optimize must be one of {', '.join(METRICS)}, not {optimize!r}")
+        raise InvalidArgumentError(f"optimize must be one of {', '.join(METRICS)}, not {optimize!r}")
     if not cells:
-        raise ValueError("no cells to recommend from")
+        raise InvalidArgumentError("no cells to recommend from")
     key = METRICS[optimize]
     front = pareto_front(cells)
     best = min(cells[i][key] for i in front)
@@ -134,15 +135,17 @@ def _resolve(target: str) -> tuple[str, str]:
 
     path, name = _split_target(target)
     if not os.path.exists(path):
-        raise FileNotFoundError(2, "No such file or directory", path)
+        raise MissingFileError(2, "No such file or directory", path)
     with rntuple.open(path) as f:
         names = f.rntuple_names()
     if name is None:
         if len(names) != 1:
-            raise ValueError(f"{path} holds {len(names)} RNTuples ({', '.join(names)}): name one as FILE:NAME")
+            raise InvalidArgumentError(
+                f"{path} holds {len(names)} RNTuples ({', '.join(names)}): name one as FILE:NAME"
+            )
         name = names[0]
     elif name not in names:
-        raise KeyError(f"{path} has no RNTuple {name!r}; it has: {', '.join(names) or 'none'}")
+        raise NotFoundError(f"{path} has no RNTuple {name!r}; it has: {', '.join(names) or 'none'}")
     return path, name
 
 
@@ -165,7 +168,7 @@ def run(
 ) -> dict[str, Any]:
     """Measures every setting of the sweep on ``target`` (FILE[:NAME]); returns the results."""
     if optimize not in METRICS:
-        raise ValueError(f"optimize must be one of {', '.join(METRICS)}, not {optimize!r}")
+        raise InvalidArgumentError(f"optimize must be one of {', '.join(METRICS)}, not {optimize!r}")
     path, name = _resolve(target)
     work = os.path.join(output, "files")
     os.makedirs(work, exist_ok=True)

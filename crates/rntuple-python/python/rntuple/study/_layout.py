@@ -7,6 +7,7 @@ import os
 import statistics
 from typing import Any
 
+from .._errors import InvalidArgumentError
 from ._measure import machine, run_child
 from ._shapes import AXES, names, reads, skip_reason
 
@@ -22,14 +23,16 @@ def cells(threads: int, quick: bool = False, axes: dict[str, Any] | None = None)
     thread count). ``axes`` narrows axes of the matrix to some of their values
     (``{"rows": ["event", "element"]}``)."""
     if threads < 1:
-        raise ValueError(f"threads must be at least 1, not {threads}")
+        raise InvalidArgumentError(f"threads must be at least 1, not {threads}")
     chosen = dict(AXES)
     for axis, values in (axes or {}).items():
         if axis not in AXES:
-            raise ValueError(f"no axis {axis!r} in the layout matrix; the axes are: {', '.join(AXES)}")
+            raise InvalidArgumentError(f"no axis {axis!r} in the layout matrix; the axes are: {', '.join(AXES)}")
         bad = [v for v in values if v not in AXES[axis]]
         if bad or not values:
-            raise ValueError(f"{axis} takes {', '.join(AXES[axis])}, not {', '.join(map(repr, bad)) or 'nothing'}")
+            raise InvalidArgumentError(
+                f"{axis} takes {', '.join(AXES[axis])}, not {', '.join(map(repr, bad)) or 'nothing'}"
+            )
         chosen[axis] = tuple(values)
     counts = sorted({1, threads}) if not quick else [threads]
     out = []

@@ -20,10 +20,16 @@ import subprocess
 import sys
 from typing import Any
 
+from .._errors import RNTupleError, StorageError
+
 __all__ = ["drop_cache", "machine", "peak_rss", "resident_pages", "run_child"]
 
 _PAGE = mmap.PAGESIZE
 _libc: Any = None
+
+
+class ChildError(RNTupleError, RuntimeError):
+    """A measurement's child process failed (also a RuntimeError)."""
 
 
 def _mincore() -> Any:
@@ -48,7 +54,7 @@ def resident_pages(path: str | os.PathLike[str]) -> tuple[int, int]:
             vec = (ctypes.c_ubyte * total)()
             if _mincore()(ctypes.addressof(start), size, vec) != 0:
                 err = ctypes.get_errno()
-                raise OSError(err, f"mincore: {os.strerror(err)}", str(path))
+                raise StorageError(err, f"mincore: {os.strerror(err)}", str(path))
             return sum(b & 1 for b in vec), total
         finally:
             del start
@@ -88,7 +94,7 @@ def current_rss() -> int:
 
 def run_child(task: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
     """Runs ``task`` in a fresh Python process (``rntuple.study._child``) and returns its JSON answer;
-    a failure raises ``RuntimeError`` with the child's error output."""
+    a failure raises ``ChildError`` (a ``RuntimeError``) with the child's error output."""
     proc = subprocess.run(
         [sys.executable, "-m", "rntuple.study._child"],
         input=json.dumps(task),
@@ -98,7 +104,7 @@ def run_child(task: dict[str, Any], timeout: float | None = None) -> dict[str, A
     )
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-8:]
-        raise RuntimeError(f"{task.get('task')} failed (exit {proc.returncode}): " + "\n".join(tail))
+        raise ChildError(f"{task.get('task')} failed (exit {proc.returncode}): " + "\n".join(tail))
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import awkward as ak
 import numpy as np
 
+from .._errors import InvalidArgumentError
 from ._data import Products
 
 __all__ = ["AXES", "names", "reads", "skip_reason", "tables"]
@@ -35,7 +36,7 @@ def skip_reason(cell: dict[str, Any]) -> str | None:
     """Why ``cell`` is not a layout of its own (None: it is one)."""
     for axis, values in AXES.items():
         if cell[axis] not in values:
-            raise ValueError(f"{axis} must be one of {', '.join(values)}, not {cell[axis]!r}")
+            raise InvalidArgumentError(f"{axis} must be one of {', '.join(values)}, not {cell[axis]!r}")
     per_object = cell["rows"] in ("top", "element")
     if per_object and cell["split"] != "product":
         return "hits, wires and headers have different row counts: they cannot share an RNTuple"

@@ -1,6 +1,5 @@
-"""uproot's ``arrays(expressions=..., cut=..., aliases=...)`` over the safe
-expression engine of ``draw`` (``_expr``: ``ast`` checked against a whitelist,
-never ``eval``).
+"""What ``arrays(expressions=..., cut=..., aliases=...)`` computes, as uproot's, over the safe
+formula engine of ``draw`` (``_formula``: ``ast`` checked against a whitelist, never ``eval``).
 
 :func:`compile_selection` is the one place that turns those arguments into
 what to read (``Selection.fields``) and how to compute the result from it
@@ -26,7 +25,8 @@ from typing import Any
 import awkward as ak
 import numpy as np
 
-from ._expr import DrawError, Expression
+from ._errors import InvalidArgumentError, WrongTypeError, unknown_name_error
+from ._formula import DrawError, Expression
 
 __all__ = ["Selection", "compile_selection"]
 
@@ -109,16 +109,17 @@ def compile_selection(
     display names; ``paths``: dotted subfield paths that may be expressions as they are).
 
     Raises ``DrawError`` (a ``ValueError``) for a formula that is not allowed or names an unknown
-    field, and ``KeyError`` naming the closest fields for an expression that is a bare unknown name.
+    field, and ``NotFoundError`` (a ``KeyError``) naming the closest fields for an expression that
+    is a bare unknown name.
     """
     top = list(dict.fromkeys(fields))
     known_paths = set(paths)
     alias_texts = dict(aliases or {})
     for name, text in alias_texts.items():
         if not isinstance(name, str) or not name.isidentifier() or not isinstance(text, str):
-            raise TypeError(f"aliases maps names (identifiers) to expressions (strings), not {name!r}: {text!r}")
+            raise WrongTypeError(f"aliases maps names (identifiers) to expressions (strings), not {name!r}: {text!r}")
         if name in top:
-            raise ValueError(f"alias {name!r} has the name of a field")
+            raise InvalidArgumentError(f"alias {name!r} has the name of a field")
     names = set(top) | set(alias_texts)
     parsed = {name: Expression(text, f"alias {name!r}", names) for name, text in alias_texts.items()}
     order = _alias_order(parsed)
@@ -136,7 +137,7 @@ def compile_selection(
     if expressions is not None:
         for text in [expressions] if isinstance(expressions, str) else list(expressions):
             if not isinstance(text, str):
-                raise TypeError(f"an expression is a string, not {text!r}")
+                raise WrongTypeError(f"an expression is a string, not {text!r}")
             if text in top or text in known_paths:
                 outputs.append((text, None))
                 head = text.split(".")[0]
@@ -165,7 +166,7 @@ def _alias_order(parsed: dict[str, Expression]) -> list[str]:
         if state.get(name) == 2:
             return
         if state.get(name) == 1:
-            raise ValueError(f"aliases refer to each other in a circle: {' -> '.join([*chain, name])}")
+            raise InvalidArgumentError(f"aliases refer to each other in a circle: {' -> '.join([*chain, name])}")
         state[name] = 1
         for n in parsed[name].names:
             if n in parsed:
@@ -176,16 +177,3 @@ def _alias_order(parsed: dict[str, Expression]) -> list[str]:
     for name in parsed:
         visit(name, [])
     return order
-
-
-def unknown_name_error(name: str, known: list[str], what: str, where: str = "", head: str | None = None) -> KeyError:
-    """A short ``KeyError`` for an unknown ``name``: the closest known names, not all of them.
-    The message starts ``no {what} {name!r}{where}`` (or ``head``)."""
-    import difflib
-
-    close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
-    if not close:
-        lowered = name.lower()
-        close = [k for k in known if lowered in k.lower()][:5]
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else f" ({len(known)} {what}s)"
-    return KeyError(f"{head or f'no {what} {name!r}{where}'}{hint}")

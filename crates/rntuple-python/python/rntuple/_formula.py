@@ -1,6 +1,6 @@
-"""The safe expression engine of ``rntuple.draw`` (see ``_draw`` for the
-language): Python expressions parsed with ``ast``, checked against a
-whitelist and evaluated over awkward arrays, never given to ``eval``."""
+"""The safe formula engine of ``rntuple.draw`` and of ``arrays(expressions=, cut=)`` (see ``_draw``
+for the language): Python expressions parsed with ``ast``, checked against a whitelist and
+evaluated over awkward arrays, never given to ``eval``."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any, cast
 import awkward as ak
 import numpy as np
 
-from . import _lib
+from ._errors import InvalidArgumentError
 
 
-class DrawError(_lib.RNTupleError, ValueError):
+class DrawError(InvalidArgumentError):
     """An expression, cut or argument that ``draw`` cannot use."""
 
 

@@ -1,0 +1,72 @@
+"""The exceptions of the package: every one derives from :class:`RNTupleError`.
+
+The classes are made by the Rust core (``src/errors.rs``, where the one mapping
+of its error enum onto them lives); those with a built-in meaning derive from
+the built-in exception too (``InvalidArgumentError`` is a ``ValueError``,
+``NotFoundError`` a ``KeyError``, ``MissingFileError`` a ``FileNotFoundError``
+...), so that ``except ValueError`` keeps working. Python code of the package
+raises these classes, never the built-ins alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from ._lib import (
+    AllocationError,
+    ChecksumError,
+    DecompressionError,
+    DirectoryError,
+    FormatError,
+    InternalError,
+    InvalidArgumentError,
+    MissingFileError,
+    NotFoundError,
+    PermissionDeniedError,
+    RNTupleError,
+    StateError,
+    StorageError,
+    TruncatedError,
+    UnsupportedError,
+    WriteError,
+    WrongTypeError,
+)
+
+__all__ = [
+    "AllocationError",
+    "ChecksumError",
+    "DecompressionError",
+    "DirectoryError",
+    "FormatError",
+    "InternalError",
+    "InvalidArgumentError",
+    "MissingDependencyError",
+    "MissingFileError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "RNTupleError",
+    "StateError",
+    "StorageError",
+    "TruncatedError",
+    "UnsupportedError",
+    "WriteError",
+    "WrongTypeError",
+    "unknown_name_error",
+]
+
+
+class MissingDependencyError(RNTupleError, ImportError):
+    """An optional dependency a feature needs is not installed (also an ImportError)."""
+
+
+def unknown_name_error(
+    name: str, known: list[str], what: str, where: str = "", head: str | None = None
+) -> NotFoundError:
+    """A short :class:`NotFoundError` (a ``KeyError``) for an unknown ``name``: the closest known names,
+    not all of them. The message starts ``no {what} {name!r}{where}`` (or ``head``)."""
+    close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
+    if not close:
+        lowered = name.lower()
+        close = [k for k in known if lowered in k.lower()][:5]
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else f" ({len(known)} {what}s)"
+    return NotFoundError(f"{head or f'no {what} {name!r}{where}'}{hint}")

@@ -1,0 +1,199 @@
+//! The exception hierarchy of the `rntuple` package and the one mapping of
+//! [`rntuple_format::Error`] onto it.
+//!
+//! Every class derives from `RNTupleError`. Where a built-in exception says
+//! the same thing, the class derives from it too, so that `except
+//! ValueError` (or `KeyError`, `FileNotFoundError`, ...) keeps working:
+//!
+//! ```text
+//! RNTupleError
+//! ├── FormatError ── TruncatedError, ChecksumError, AllocationError, DecompressionError
+//! ├── UnsupportedError
+//! ├── InternalError                       a broken invariant of rntuple (a bug)
+//! ├── InvalidArgumentError  (ValueError)  the caller's bad argument
+//! │   └── WriteError                      data or options that cannot be written as asked
+//! ├── WrongTypeError        (TypeError)   an argument of the wrong type
+//! ├── NotFoundError         (KeyError)    no such RNTuple, field, key, attribute set
+//! ├── StateError            (ValueError)  an object used in a state that does not allow it
+//! └── StorageError          (OSError)     the storage failed
+//!     ├── MissingFileError  (FileNotFoundError)
+//!     ├── PermissionDeniedError (PermissionError)
+//!     └── DirectoryError    (IsADirectoryError)
+//! ```
+//!
+//! PyO3's `create_exception!` gives a class one base; the classes with a
+//! built-in second base are made with `type(name, bases, namespace)` when the
+//! module is initialized.
+
+use pyo3::exceptions::{
+    PyException, PyFileNotFoundError, PyIsADirectoryError, PyKeyError, PyOSError, PyPermissionError, PyTypeError,
+    PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use rntuple_format::Error;
+
+pyo3::create_exception!(_lib, RNTupleError, PyException, "Base class of every error raised by rntuple.");
+pyo3::create_exception!(_lib, FormatError, RNTupleError, "The file contradicts the RNTuple or ROOT file format.");
+pyo3::create_exception!(_lib, TruncatedError, FormatError, "The file ends before a structure is complete.");
+pyo3::create_exception!(_lib, ChecksumError, FormatError, "A stored checksum does not match the data.");
+pyo3::create_exception!(_lib, UnsupportedError, RNTupleError, "The file uses a feature rntuple does not support.");
+pyo3::create_exception!(_lib, AllocationError, FormatError, "A size in the file is larger than the file can justify.");
+pyo3::create_exception!(_lib, DecompressionError, FormatError, "A compressed block cannot be decompressed.");
+pyo3::create_exception!(_lib, InternalError, RNTupleError, "A broken invariant of rntuple (a bug: please report it).");
+
+/// The classes with a built-in second base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    InvalidArgument,
+    Write,
+    WrongType,
+    NotFound,
+    State,
+    Storage,
+    MissingFile,
+    PermissionDenied,
+    Directory,
+}
+
+/// (kind, name, parent class in this table or None for `RNTupleError`, built-in base, doc), parents first.
+type Spec = (Kind, &'static str, Option<Kind>, fn(Python<'_>) -> Bound<'_, PyType>, &'static str);
+const SPECS: [Spec; 9] = [
+    (
+        Kind::InvalidArgument,
+        "InvalidArgumentError",
+        None,
+        |py| py.get_type::<PyValueError>(),
+        "An argument rntuple cannot use (also a ValueError).",
+    ),
+    (
+        Kind::Write,
+        "WriteError",
+        Some(Kind::InvalidArgument),
+        |py| py.get_type::<PyValueError>(),
+        "Data, names, types or options that cannot be written as asked (also a ValueError).",
+    ),
+    (
+        Kind::WrongType,
+        "WrongTypeError",
+        None,
+        |py| py.get_type::<PyTypeError>(),
+        "An argument of a type rntuple does not take (also a TypeError).",
+    ),
+    (
+        Kind::NotFound,
+        "NotFoundError",
+        None,
+        |py| py.get_type::<PyKeyError>(),
+        "No such RNTuple, key, field or attribute set (also a KeyError).",
+    ),
+    (
+        Kind::State,
+        "StateError",
+        None,
+        |py| py.get_type::<PyValueError>(),
+        "An object used in a state that does not allow it: closed, failed, abandoned (also a ValueError).",
+    ),
+    (Kind::Storage, "StorageError", None, |py| py.get_type::<PyOSError>(), "The storage failed (also an OSError)."),
+    (
+        Kind::MissingFile,
+        "MissingFileError",
+        Some(Kind::Storage),
+        |py| py.get_type::<PyFileNotFoundError>(),
+        "No such file (also a FileNotFoundError).",
+    ),
+    (
+        Kind::PermissionDenied,
+        "PermissionDeniedError",
+        Some(Kind::Storage),
+        |py| py.get_type::<PyPermissionError>(),
+        "Access to the file is not permitted (also a PermissionError).",
+    ),
+    (
+        Kind::Directory,
+        "DirectoryError",
+        Some(Kind::Storage),
+        |py| py.get_type::<PyIsADirectoryError>(),
+        "A directory where a file is needed (also an IsADirectoryError).",
+    ),
+];
+
+static CLASSES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
+
+fn index(kind: Kind) -> usize {
+    SPECS.iter().position(|s| s.0 == kind).unwrap_or(0)
+}
+
+/// Creates the classes and adds every class of the hierarchy to the module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("RNTupleError", py.get_type::<RNTupleError>())?;
+    m.add("FormatError", py.get_type::<FormatError>())?;
+    m.add("TruncatedError", py.get_type::<TruncatedError>())?;
+    m.add("ChecksumError", py.get_type::<ChecksumError>())?;
+    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("AllocationError", py.get_type::<AllocationError>())?;
+    m.add("DecompressionError", py.get_type::<DecompressionError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    let mut made: Vec<Py<PyType>> = Vec::with_capacity(SPECS.len());
+    for (_, name, parent, builtin, doc) in SPECS {
+        let first = match parent {
+            Some(p) => made[index(p)].bind(py).clone(),
+            None => py.get_type::<RNTupleError>(),
+        };
+        let bases = PyTuple::new(py, [first.into_any(), builtin(py).into_any()])?;
+        let ns = PyDict::new(py);
+        ns.set_item("__doc__", doc)?;
+        ns.set_item("__module__", "rntuple._lib")?;
+        let cls = py.get_type::<PyType>().call1((name, bases, ns))?.cast_into::<PyType>()?;
+        m.add(name, &cls)?;
+        made.push(cls.unbind());
+    }
+    let _ = CLASSES.set(py, made);
+    Ok(())
+}
+
+/// An exception of class `kind` with `msg`.
+pub(crate) fn new_err(kind: Kind, msg: impl Into<String>) -> PyErr {
+    let msg = msg.into();
+    Python::attach(|py| match CLASSES.get(py) {
+        Some(classes) => PyErr::from_type(classes[index(kind)].bind(py).clone(), msg),
+        None => RNTupleError::new_err(msg), // the module is not initialized: cannot happen
+    })
+}
+
+/// The one mapping of the Rust error onto the hierarchy.
+pub(crate) fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::OutOfSpec { .. } => FormatError::new_err(msg),
+        Error::Truncated { .. } => TruncatedError::new_err(msg),
+        Error::ChecksumMismatch { .. } => ChecksumError::new_err(msg),
+        Error::Unsupported { .. } => UnsupportedError::new_err(msg),
+        Error::WouldOverAllocate { .. } => AllocationError::new_err(msg),
+        Error::Decompression { .. } => DecompressionError::new_err(msg),
+        Error::NotFound { .. } => new_err(Kind::NotFound, msg),
+        Error::InvalidArgument { .. } => new_err(Kind::InvalidArgument, msg),
+        Error::State { .. } => new_err(Kind::State, msg),
+        Error::Internal { .. } => InternalError::new_err(msg),
+        Error::Io { source, .. } => new_err(
+            match source.kind() {
+                std::io::ErrorKind::NotFound => Kind::MissingFile,
+                std::io::ErrorKind::PermissionDenied => Kind::PermissionDenied,
+                std::io::ErrorKind::IsADirectory => Kind::Directory,
+                _ => Kind::Storage,
+            },
+            msg,
+        ),
+        _ => RNTupleError::new_err(msg),
+    }
+}
+
+/// [`to_py`] for the write path: the caller's invalid arguments are `WriteError`s there.
+pub(crate) fn to_py_write(e: Error) -> PyErr {
+    match e {
+        Error::InvalidArgument { .. } => new_err(Kind::Write, e.to_string()),
+        other => to_py(other),
+    }
+}
