@@ -442,10 +442,7 @@ mod tests {
         let (pages, written) = open.finish(&mut sink, 2, true).unwrap();
         check(&pages, written, &sink, "spilled");
         // ...or held in memory: the same.
-        let mut columns = vec![
-            ClusterColumn { pages: Vec::new() },
-            ClusterColumn { pages: Vec::new() },
-        ];
+        let mut columns = vec![ClusterColumn { pages: Vec::new() }, ClusterColumn { pages: Vec::new() }];
         for (c, p) in cluster() {
             columns[c].pages.push(p);
         }
