@@ -167,7 +167,7 @@ fn the_default_writer_holds_no_cluster() {
     assert!(grouped.high_water > 15_000_000, "grouped: {}", grouped.high_water);
     // The page buffers (4 MiB), the queue (1 MiB, twice), a blob on its way
     // to the scratch file (a page or two of 1 MiB) and the 1 MiB buffer that
-    // moves the pages.
+    // copies the pages.
     let bound = (4 << 20) + 2 * (2 << 20) + 3 * (1 << 20);
     assert!(streamed.high_water <= bound, "streamed: {} (bound {bound})", streamed.high_water);
 }

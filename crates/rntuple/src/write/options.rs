@@ -68,7 +68,7 @@ pub struct WriteOptions {
     /// lays them out (a reader of a few columns reads few, large ranges).
     /// On (ROOT's way), the writer holds a cluster's compressed pages (up to
     /// `approx_zipped_cluster_size`) and writes no scratch file; off (the
-    /// default), it holds its page buffers and a buffer of at most 1 MiB
+    /// default), it holds its page buffers and at a commit a buffer of at most 1 MiB
     /// (`docs/writing.md`, "Memory"). With a `memory_budget` the held pages
     /// count against the budget, so on, clusters may end earlier.
     /// Fill contexts of a parallel writer always hold their pages.

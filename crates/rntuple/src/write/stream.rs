@@ -30,9 +30,8 @@ pub(super) struct OpenCluster {
     scratch: Option<Scratch>,
     /// Where each page of each column is in `scratch`, in page order.
     pages: Vec<Vec<Spilled>>,
-    /// Small pages gathered on their way to the scratch file; at commit,
-    /// the buffer the pages are copied through. At most `chunk` bytes
-    /// (counted by `Columns::stream_pages`).
+    /// At commit, the buffer the pages are copied through: `chunk` bytes
+    /// (counted as held by `Columns::stream_pages`), freed after the commit.
     buf: Vec<u8>,
     chunk: usize,
 }
@@ -45,7 +44,7 @@ struct Spilled {
 }
 
 impl OpenCluster {
-    /// Spills through a buffer of `chunk` bytes.
+    /// Copies through a buffer of `chunk` bytes.
     pub fn new(chunk: usize) -> Self {
         OpenCluster { scratch: None, pages: Vec::new(), buf: Vec::new(), chunk: chunk.max(1) }
     }
@@ -60,22 +59,12 @@ impl OpenCluster {
                     .map_err(|e| Error::io("creating the scratch file of the open cluster's pages", e))?,
             ),
         };
-        let io = |e| Error::io("writing the open cluster's pages to their scratch file", e);
         for (col, page) in blob {
-            let at = scratch.len() + self.buf.len() as u64;
+            let at = scratch.len();
             let len = page.bytes.len();
-            if !self.buf.is_empty() && self.buf.len() + len > self.chunk {
-                scratch.append(&self.buf).map_err(io)?;
-                self.buf.clear();
-            }
-            if len >= self.chunk {
-                scratch.append(&page.bytes).map_err(io)?;
-            } else {
-                if self.buf.capacity() < self.chunk {
-                    self.buf.reserve_exact(self.chunk - self.buf.len());
-                }
-                self.buf.extend_from_slice(&page.bytes);
-            }
+            scratch
+                .append(&page.bytes)
+                .map_err(|e| Error::io("writing the open cluster's pages to their scratch file", e))?;
             if self.pages.len() <= col {
                 self.pages.resize_with(col + 1, Vec::new);
             }
@@ -104,17 +93,12 @@ impl OpenCluster {
             return Err(Error::internal(format!("pages of {} columns in a cluster of {columns}", self.pages.len())));
         }
         self.pages.resize_with(columns, Vec::new);
-        if let Some(s) = &mut self.scratch {
-            if !self.buf.is_empty() {
-                s.append(&self.buf)
-                    .map_err(|e| Error::io("writing the open cluster's pages to their scratch file", e))?;
-                self.buf.clear();
-            }
-        }
         let mut src =
             SpilledPages { scratch: self.scratch.as_ref(), pages: &self.pages, buf: &mut self.buf, chunk: self.chunk };
         let r = write_pages(sink, &mut src, merge);
-        self.buf.clear();
+        // Freed until the next commit: while entries are filled (when the
+        // page buffers are largest) the writer holds no copy buffer.
+        self.buf = Vec::new();
         self.pages.iter_mut().for_each(Vec::clear);
         if let Some(s) = &mut self.scratch {
             s.reset();

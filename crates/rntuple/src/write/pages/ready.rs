@@ -13,9 +13,13 @@
 //! pages into the output at its commit, grouped by column as ROOT's
 //! buffered sink lays them out (`writer/stream.rs`, `layout`).
 
-use rntuple_container::write::COPY_PIECE;
-
 use super::{Columns, SealedPage};
+
+/// The largest buffer copying spilled pages into the output: 1 MiB (a
+/// cluster of 128 MiB is 128 pieces). It exists during a commit only (when
+/// the page buffers are back at their initial sizes), but is counted as
+/// held throughout, so that the budget covers it.
+const SPILL_BUFFER: u64 = 1 << 20;
 
 /// Pages applied and not yet handed out, cut into blobs.
 #[derive(Debug)]
@@ -71,14 +75,14 @@ impl Columns {
     /// Streams the compressed pages: from now on they are handed out in
     /// blobs of at least the largest page's size as they are sealed
     /// ([`Columns::take_blobs`]) instead of with their cluster, to be
-    /// spilled to a scratch file. Returns the size of the buffer that moves
-    /// them (to the scratch file, then into the file), counted as held from
-    /// now on: the largest page, at least 64 KiB without a memory budget,
-    /// at most [`COPY_PIECE`] (4 KiB to 1 MiB).
+    /// spilled to a scratch file. Returns the size of the buffer that copies
+    /// them into the file at a commit, counted as held from now on: the
+    /// largest page, at least 64 KiB without a memory budget, at most
+    /// [`SPILL_BUFFER`] (4 KiB to 1 MiB).
     pub fn stream_pages(&mut self) -> usize {
         self.ready = Some(Ready::new(self.shares.max_page));
         let floor = if self.shares.total == 0 { 64 << 10 } else { 4 << 10 };
-        let chunk = self.shares.max_page.max(floor).min(COPY_PIECE as u64);
+        let chunk = self.shares.max_page.max(floor).min(SPILL_BUFFER);
         self.spill_buffer = chunk;
         self.note(0);
         chunk as usize
