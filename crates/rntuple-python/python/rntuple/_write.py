@@ -170,8 +170,9 @@ class WritableFile(Completed):
         ``max_unzipped_cluster_size``, ``initial_unzipped_page_size``,
         ``max_unzipped_page_size`` (sizes as ints or strings like ``"1 MiB"``),
         ``page_buffer_budget``, ``page_checksums``, ``same_page_merging``,
-        ``group_pages_by_column`` (hold a cluster's pages and write them
-        grouped by column, as ROOT does, instead of streaming them),
+        ``group_pages_by_column`` (hold a cluster's compressed pages in
+        memory instead of spilling them to a scratch file; the bytes
+        written are the same: ROOT's column-grouped layout either way),
         ``cluster_group_size``, ``description``, ``index32``,
         ``compression_threads``, ``memory_budget`` (bytes the writer may hold;
         see ``docs/writing.md``).
