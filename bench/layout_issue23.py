@@ -63,8 +63,24 @@ def main() -> int:
         for comp in cmds:
             out = os.path.join(a.scratch, f"issue23-{name}-{comp}.root")
             fields = ",".join(workloads.SELECT3[name])
-            r = run.run_child([a.new, "read", "--file", out, "--name", "Events", "--fields", fields,
-                               "--start", "0", "--stop", str(entries), "--threads", "1"])
+            r = run.run_child(
+                [
+                    a.new,
+                    "read",
+                    "--file",
+                    out,
+                    "--name",
+                    "Events",
+                    "--fields",
+                    fields,
+                    "--start",
+                    "0",
+                    "--stop",
+                    str(entries),
+                    "--threads",
+                    "1",
+                ]
+            )
             print(json.dumps({"workload": name, "writer": comp, "read3": r["io"]}), flush=True)
     for name, comps in summary.items():
         med = {c: {k: statistics.median(x[k] for x in rows) for k in rows[0]} for c, rows in comps.items()}
