@@ -1158,3 +1158,27 @@ def test_writing_arrow_data_does_not_import_awkward(tmp_path):
                 {"x": 3, "v": [2.0, 3.0]},
             ]
         assert f["d"].arrays()["x"].tolist() == [4, 5]
+
+
+def test_parked_page_buffers_write_the_same_bytes_in_less_memory(tmp_path, monkeypatch):
+    """``page_buffer_memory``: page buffers beyond it wait in a scratch file; the file is the same."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # reproducible files
+    rng = np.random.default_rng(7)
+    n = 200_000
+    table = pa.table({f"x{i}": rng.normal(size=n).astype(np.float32) for i in range(24)})
+    jagged = ak.Array([rng.integers(0, 100, size=k) for k in rng.integers(0, 5, size=n)])
+    data = {**{c: table[c].to_numpy() for c in table.column_names}, "jag": jagged}
+    high = {}
+    for how, memory in (("kept", "256 MiB"), ("parked", "256 KiB")):
+        path = str(tmp_path / f"{how}.root")
+        with rntuple.recreate(path, compression_threads=1, page_buffer_memory=memory) as f:
+            with f.mkrntuple("Events", rntuple.schema_of(data)) as w:
+                for start in range(0, n, 20_000):
+                    w.extend({k: v[start : start + 20_000] for k, v in data.items()})
+                high[how] = w.memory_use["high_water"]
+    kept, parked = (open(tmp_path / f"{h}.root", "rb").read() for h in ("kept", "parked"))
+    assert hashlib.sha256(kept).hexdigest() == hashlib.sha256(parked).hexdigest()
+    # 25 columns of pages up to 1 MiB: kept, about 20 MiB of page buffers; parked, 256 KiB of them.
+    assert high["parked"] * 4 < high["kept"], high
+    back = rntuple.open(str(tmp_path / "parked.root"))["Events"].arrays()
+    assert ak.all(back["jag"] == jagged) and np.array_equal(back["x3"].to_numpy(), data["x3"])

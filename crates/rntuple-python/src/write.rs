@@ -290,6 +290,7 @@ pub(crate) fn parse_options(d: &Bound<'_, PyDict>, compression: u32) -> PyResult
             "initial_unzipped_page_size" => o.initial_unzipped_page_size = v.extract()?,
             "max_unzipped_page_size" => o.max_unzipped_page_size = v.extract()?,
             "page_buffer_budget" => o.page_buffer_budget = v.extract()?,
+            "page_buffer_memory" => o.page_buffer_memory = v.extract()?,
             "page_checksums" => o.page_checksums = v.extract()?,
             "same_page_merging" => o.same_page_merging = v.extract()?,
             "group_pages_by_column" => o.group_pages_by_column = v.extract()?,

@@ -14,32 +14,20 @@ into RNTuples (and RNTuples into Parquet); ``draw()`` histograms an
 expression of fields into a PNG.
 """
 
+# The names of `__all__` below come from `_errors` (star import) or are
+# loaded lazily by `__getattr__`: none is defined here.
+# ruff: noqa: F405
+
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
 from . import _lib
-from ._errors import (
-    AllocationError,
-    ChecksumError,
-    DecompressionError,
-    DirectoryError,
-    FormatError,
-    InternalError,
-    InvalidArgumentError,
-    MissingDependencyError,
-    MissingFileError,
-    NotFoundError,
-    PermissionDeniedError,
-    RNTupleError,
-    StateError,
-    StorageError,
-    TruncatedError,
-    UnsupportedError,
-    WriteError,
-    WrongTypeError,
-)
+
+# Every exception class of the package (listed once, in `_errors.__all__`).
+from ._errors import *  # noqa: F403
+from ._errors import __all__ as _EXCEPTIONS
 
 # The rest of the API is imported on first use (PEP 562), so that the
 # `rntuple` command starts without importing awkward, pyarrow and uproot
@@ -81,47 +69,30 @@ def __dir__() -> list[str]:
 __version__: str = _lib.__version__
 
 __all__ = [
-    "AllocationError",
+    *_EXCEPTIONS,
     "AttributeSet",
     "AttributeSetWriter",
     "Chain",
-    "ChecksumError",
     "Cluster",
     "Column",
     "ConvertError",
     "ConvertResult",
-    "DecompressionError",
-    "DirectoryError",
     "DrawError",
     "Field",
     "File",
     "FileReport",
     "FillContext",
-    "FormatError",
     "Histogram",
-    "InternalError",
-    "InvalidArgumentError",
     "Join",
     "MergeSummary",
-    "MissingDependencyError",
-    "MissingFileError",
-    "NotFoundError",
     "ParallelWriter",
-    "PermissionDeniedError",
     "Problem",
     "RNTuple",
-    "RNTupleError",
     "RNTupleWriter",
     "Report",
     "SchemaMismatchError",
-    "StateError",
-    "StorageError",
-    "TruncatedError",
-    "UnsupportedError",
     "VerifyReport",
     "WritableFile",
-    "WriteError",
-    "WrongTypeError",
     "__version__",
     "chain",
     "compression_setting",

@@ -51,7 +51,6 @@ __all__ = [
     "UnsupportedError",
     "WriteError",
     "WrongTypeError",
-    "unknown_name_error",
 ]
 
 

@@ -169,7 +169,9 @@ class WritableFile(Completed):
         ``compression_level``, ``approx_zipped_cluster_size``,
         ``max_unzipped_cluster_size``, ``initial_unzipped_page_size``,
         ``max_unzipped_page_size`` (sizes as ints or strings like ``"1 MiB"``),
-        ``page_buffer_budget``, ``page_checksums``, ``same_page_merging``,
+        ``page_buffer_budget`` (where pages end; ROOT's 256 MiB),
+        ``page_buffer_memory`` (how much of it stays in memory, 16 MiB; the
+        rest waits in a scratch file), ``page_checksums``, ``same_page_merging``,
         ``group_pages_by_column`` (hold a cluster's compressed pages in
         memory instead of spilling them to a scratch file; the bytes
         written are the same: ROOT's column-grouped layout either way),

@@ -25,6 +25,7 @@ _SIZE_OPTIONS = (
     "initial_unzipped_page_size",
     "max_unzipped_page_size",
     "page_buffer_budget",
+    "page_buffer_memory",
     "memory_budget",
 )
 _BOOL_OPTIONS = ("page_checksums", "same_page_merging", "group_pages_by_column", "index32")

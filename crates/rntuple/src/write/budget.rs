@@ -29,8 +29,11 @@ use super::options::WriteOptions;
 pub(crate) struct Shares {
     /// The memory budget; 0: none.
     pub total: u64,
-    /// Limit of the sum of the page buffers.
+    /// Limit of the sum of the page buffers: where pages end.
     pub page_buffers: u64,
+    /// Limit of the page buffers held in memory; the rest is parked in a
+    /// scratch file (`pages/park.rs`).
+    pub page_buffer_memory: u64,
     /// Encoded pages are compressed once this many bytes are queued.
     pub queue_limit: u64,
     /// Largest page.
@@ -44,16 +47,22 @@ impl Shares {
         let queue_limit = (options.max_unzipped_page_size.saturating_mul(2 * threads as u64)).max(1 << 20);
         let b = options.memory_budget;
         if b == 0 {
+            let page_buffers = options.effective_page_buffer_budget();
             return Shares {
                 total: 0,
-                page_buffers: options.effective_page_buffer_budget(),
+                page_buffers,
+                page_buffer_memory: options.effective_page_buffer_memory().min(page_buffers),
                 queue_limit,
                 max_page: options.max_unzipped_page_size,
             };
         }
+        let page_buffers = options.effective_page_buffer_budget().min(b / 4);
         Shares {
             total: b,
-            page_buffers: options.effective_page_buffer_budget().min(b / 4),
+            page_buffers,
+            // Within a memory budget the page buffers' share is theirs: they
+            // are not parked, so pages end where the share makes them.
+            page_buffer_memory: page_buffers,
             queue_limit: queue_limit.min(b / 32),
             max_page: options.max_unzipped_page_size.min(b / 64).max(1),
         }

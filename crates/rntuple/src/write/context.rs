@@ -144,6 +144,11 @@ impl Context {
         })
     }
 
+    /// Where the page buffers parked out of memory wait (`pages/park.rs`).
+    pub fn set_scratch_dir(&mut self, dir: Option<std::path::PathBuf>) {
+        self.filler.columns.set_scratch_dir(dir);
+    }
+
     /// The Arrow schema of the batches.
     pub fn schema(&self) -> &ArrowSchema {
         &self.arrow_schema

@@ -72,6 +72,7 @@ mod options;
 mod overrides;
 mod pages;
 mod parallel;
+mod scratch;
 mod sealing;
 mod shared;
 mod shred;

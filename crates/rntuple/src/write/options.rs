@@ -22,10 +22,17 @@ pub struct WriteOptions {
     pub max_unzipped_page_size: u64,
     /// Sum of the page buffers of all columns; when a buffer cannot grow within
     /// it, the largest other buffers are sealed early. 0: ROOT's default,
-    /// `approx_zipped_cluster_size` (doubled when compressing), but at most
-    /// 64 MiB (see `docs/writing.md`, "Memory"); set it to ROOT's 256 MiB to
-    /// write ROOT's pages.
+    /// `approx_zipped_cluster_size` (doubled when compressing: 256 MiB), so
+    /// that pages end where ROOT ends them.
     pub page_buffer_budget: u64,
+    /// Bytes of page buffers held in memory: beyond them, the elements of
+    /// the largest buffers are parked in an anonymous scratch file (beside a
+    /// local output, else in `$TMPDIR`) until their page is sealed. Pages,
+    /// and so the file, do not change; only where the open pages wait. 0:
+    /// [`DEFAULT_PAGE_BUFFER_MEMORY`]; at least `page_buffer_budget` turns
+    /// parking off. Within a `memory_budget`, the page buffers' share of it
+    /// is never parked.
+    pub page_buffer_memory: u64,
     /// Store an xxh3-64 after every page (spec "Page Locations").
     pub page_checksums: bool,
     /// Pages of a cluster with identical compressed bytes share one locator.
@@ -78,12 +85,10 @@ pub struct WriteOptions {
 /// 128 MiB: ROOT's approximate compressed cluster size.
 pub const DEFAULT_APPROX_ZIPPED_CLUSTER_SIZE: u64 = 128 * 1024 * 1024;
 
-/// 64 MiB: the page buffer budget when `page_buffer_budget` is 0 (ROOT's
-/// would be 256 MiB). Measured on the benchmark's
-/// NanoAOD-like (188 columns) and AOD-like data at zstd 5: files 0.004 % and
-/// 0.5 % larger than with 256 MiB, peak memory above the input about half of
-/// ROOT's (`docs/writing.md`, "Memory").
-pub const DEFAULT_PAGE_BUFFER_BUDGET: u64 = 64 * 1024 * 1024;
+/// 16 MiB: the page buffers held in memory when `page_buffer_memory` is 0;
+/// the rest of ROOT's 256 MiB page buffer budget is parked in a scratch
+/// file (`docs/writing.md`, "Memory").
+pub const DEFAULT_PAGE_BUFFER_MEMORY: u64 = 16 * 1024 * 1024;
 
 impl Default for WriteOptions {
     fn default() -> Self {
@@ -94,6 +99,7 @@ impl Default for WriteOptions {
             initial_unzipped_page_size: 256,
             max_unzipped_page_size: 1024 * 1024,
             page_buffer_budget: 0,
+            page_buffer_memory: 0,
             page_checksums: true,
             same_page_merging: true,
             cluster_group_size: 0,
@@ -152,14 +158,22 @@ impl WriteOptions {
 
     /// The page buffer budget: `page_buffer_budget`, or when 0 ROOT's
     /// (`GetPageBufferBudget`: `approx_zipped_cluster_size`, doubled when
-    /// compressing), at most [`DEFAULT_PAGE_BUFFER_BUDGET`]. The same with
-    /// or without `group_pages_by_column`, so that both write the same bytes.
+    /// compressing). The same with or without `group_pages_by_column`, so
+    /// that both write the same bytes.
     pub(crate) fn effective_page_buffer_budget(&self) -> u64 {
         if self.page_buffer_budget != 0 {
             return self.page_buffer_budget;
         }
         let scale = if self.compressed() { 2 } else { 1 };
-        self.approx_zipped_cluster_size.saturating_mul(scale).min(DEFAULT_PAGE_BUFFER_BUDGET)
+        self.approx_zipped_cluster_size.saturating_mul(scale)
+    }
+
+    /// `page_buffer_memory`, or when 0 [`DEFAULT_PAGE_BUFFER_MEMORY`].
+    pub(crate) fn effective_page_buffer_memory(&self) -> u64 {
+        match self.page_buffer_memory {
+            0 => DEFAULT_PAGE_BUFFER_MEMORY,
+            n => n,
+        }
     }
 
     /// Whether compression settings are given; ROOT tests the settings

@@ -43,8 +43,10 @@ pub(crate) use super::sealing::SealedPage;
 use super::sealing::{scratch_bound, Done, Filled, Pool};
 
 mod element;
+mod park;
 mod ready;
 pub(crate) use element::Element;
+use park::{Chunk, Parking};
 pub(crate) use ready::Blob;
 
 /// The open page and the sealed pages of the current cluster of one column.
@@ -56,8 +58,14 @@ pub(crate) struct ColumnBuf {
     mem_size: u64,
     initial: usize,
     max: usize,
-    /// Current page capacity in elements.
+    /// Current page capacity in elements (where the page ends).
     cap: usize,
+    /// Elements `values` has room for in memory (at most `cap`).
+    res_cap: usize,
+    /// Elements of the open page parked in the scratch file, in order,
+    /// before those in `values`.
+    parked: Vec<Chunk>,
+    n_parked: usize,
     pub sealed: Vec<SealedPage>,
     /// Elements appended in the current cluster.
     pub n_cluster: u64,
@@ -69,6 +77,13 @@ impl ColumnBuf {
     }
     fn initial_bytes(&self) -> u64 {
         self.initial as u64 * self.mem_size
+    }
+    fn res_bytes(&self) -> u64 {
+        self.res_cap as u64 * self.mem_size
+    }
+    /// Elements of the open page, parked or in memory.
+    fn len(&self) -> usize {
+        self.n_parked + self.values.len()
     }
 }
 
@@ -85,10 +100,18 @@ pub(crate) struct Columns {
     compression: u32,
     checksums: bool,
     shares: Shares,
-    /// Bytes of the page buffers (capacities).
+    /// Bytes of the page buffers (page capacities): what the page buffer
+    /// budget limits, and so where pages end.
     allocated: u64,
     /// Columns by current page size, largest first, ties by higher id.
     order: BTreeSet<(Reverse<u64>, Reverse<usize>)>,
+    /// Bytes of the page buffers in memory (at most `allocated`).
+    resident: u64,
+    /// Limit of `resident`: beyond it, the largest buffers are parked.
+    resident_limit: u64,
+    /// Columns by bytes in memory, largest first, ties by higher id.
+    res_order: BTreeSet<(Reverse<u64>, Reverse<usize>)>,
+    parking: Parking,
     /// Filled pages not yet handed to the pool, in sealing order.
     queue: Vec<Filled>,
     /// Bytes of `queue` (capacities) and their checksums.
@@ -137,6 +160,10 @@ impl Columns {
             shares: Shares::new(options, threads),
             allocated: 0,
             order: BTreeSet::new(),
+            resident: 0,
+            resident_limit: 0,
+            res_order: BTreeSet::new(),
+            parking: Parking::default(),
             queue: Vec::new(),
             pending_bytes: 0,
             in_flight: BTreeMap::new(),
@@ -155,6 +182,7 @@ impl Columns {
             min_initial_bytes: u64::MAX,
             threads,
         };
+        me.resident_limit = me.shares.page_buffer_memory;
         me.add(plans, options)?;
         Ok(me)
     }
@@ -201,12 +229,17 @@ impl Columns {
                 initial,
                 max,
                 cap: initial,
+                res_cap: initial,
+                parked: Vec::new(),
+                n_parked: 0,
                 sealed: Vec::new(),
                 n_cluster: 0,
             });
             self.allocated += bytes;
+            self.resident += bytes;
             self.note(0);
             self.order.insert((Reverse(bytes), Reverse(i)));
+            self.res_order.insert((Reverse(bytes), Reverse(i)));
             self.max_page_bytes = self.max_page_bytes.max(max as u64 * p.mem_size);
             self.max_initial_bytes = self.max_initial_bytes.max(bytes);
             self.min_initial_bytes = self.min_initial_bytes.min(bytes);
@@ -219,8 +252,19 @@ impl Columns {
         self.high_water = self.high_water.max(self.held() + extra);
     }
 
+    /// Where parked page buffer elements go: beside a local output file.
+    pub fn set_scratch_dir(&mut self, dir: Option<std::path::PathBuf>) {
+        self.parking.dir = dir;
+    }
+
+    /// Elements parked so far (see `park`).
+    #[cfg(test)]
+    pub fn parked_elements(&self) -> u64 {
+        self.parking.parked_elements
+    }
+
     fn held(&self) -> u64 {
-        self.allocated + self.queued_bytes + self.sealed_bytes + self.spill_buffer + self.scratch.values().sum::<u64>()
+        self.resident + self.queued_bytes + self.sealed_bytes + self.spill_buffer + self.scratch.values().sum::<u64>()
     }
 
     /// Bytes held now and at most.
@@ -247,13 +291,13 @@ impl Columns {
     /// held, so that appending can go on within the budget; `None` without one.
     pub fn memory_room(&self) -> Option<u64> {
         (self.shares.total != 0).then(|| {
-            self.shares.total.saturating_sub(self.reserve() + self.allocated + self.queued_bytes + self.sealed_bytes)
+            self.shares.total.saturating_sub(self.reserve() + self.resident + self.queued_bytes + self.sealed_bytes)
         })
     }
 
     /// The room of [`Columns::memory_room`] when the cluster is empty.
     pub fn memory_room_of_empty_cluster(&self) -> u64 {
-        self.shares.total.saturating_sub(self.reserve() + self.allocated)
+        self.shares.total.saturating_sub(self.reserve() + self.resident)
     }
 
     /// At most how many bytes of compressed pages (with checksums) entries
@@ -296,11 +340,14 @@ impl Columns {
     ) -> Result<()> {
         let mut done = 0;
         while done < n {
-            if self.cols[col].values.len() >= self.cols[col].cap {
+            if self.cols[col].len() >= self.cols[col].cap {
                 self.handle_full(col)?;
             }
+            if self.cols[col].values.len() >= self.cols[col].res_cap {
+                self.make_room(col)?;
+            }
             let c = &mut self.cols[col];
-            let take = (c.cap - c.values.len()).min(n - done);
+            let take = (c.cap - c.len()).min(c.res_cap - c.values.len()).min(n - done);
             if !extend(&mut c.values, done..done + take) {
                 return Err(Error::internal(format!(
                     "values of the wrong kind for column {col} ({})",
@@ -322,10 +369,7 @@ impl Columns {
             return self.flush(col);
         }
         if self.try_update(col, grown)? {
-            let c = &mut self.cols[col];
-            c.cap = grown;
-            let len = c.values.len();
-            c.values.reserve(grown - len);
+            self.cols[col].cap = grown;
             Ok(())
         } else {
             self.flush(col)
@@ -366,6 +410,62 @@ impl Columns {
         Ok(true)
     }
 
+    /// The buffer of `col` is full in memory but its page is not: doubles
+    /// its room in memory, within what the page has left, after parking the
+    /// largest buffers (maybe its own) if the page buffer memory would be
+    /// exceeded.
+    fn make_room(&mut self, col: usize) -> Result<()> {
+        let c = &self.cols[col];
+        let want = c.res_cap.saturating_mul(2).max(c.initial).min(c.cap - c.n_parked);
+        let extra = (want - c.res_cap) as u64 * c.mem_size;
+        while self.resident + extra > self.resident_limit {
+            // Only buffers above their initial size free memory when parked.
+            let Some(&(Reverse(size), Reverse(big))) = self.res_order.first() else { break };
+            if size <= self.cols[big].initial_bytes() {
+                break;
+            }
+            self.park(big)?;
+            if big == col {
+                // Room again for at least its initial elements.
+                return Ok(());
+            }
+        }
+        let c = &mut self.cols[col];
+        let len = c.values.len();
+        c.values.reserve(want - len);
+        self.set_res_cap(col, want);
+        self.note(0);
+        Ok(())
+    }
+
+    /// Moves the elements of `col`'s buffer to the scratch file; the buffer
+    /// starts again at the initial size.
+    fn park(&mut self, col: usize) -> Result<()> {
+        let c = &mut self.cols[col];
+        if !c.values.is_empty() {
+            let chunk = self.parking.park(&c.values)?;
+            c.n_parked += c.values.len();
+            c.parked.push(chunk);
+        }
+        let mut fresh = c.empty.clone();
+        fresh.reserve(c.initial);
+        c.values = fresh;
+        let initial = c.initial;
+        self.set_res_cap(col, initial);
+        Ok(())
+    }
+
+    /// Records the room in memory of `col`'s buffer.
+    fn set_res_cap(&mut self, col: usize, elements: usize) {
+        let c = &mut self.cols[col];
+        let old = c.res_bytes();
+        c.res_cap = elements;
+        let new = c.res_bytes();
+        self.res_order.remove(&(Reverse(old), Reverse(col)));
+        self.res_order.insert((Reverse(new), Reverse(col)));
+        self.resident = self.resident - old + new;
+    }
+
     /// Seals pages larger than `limit` bytes, largest first, until `target`
     /// bytes of the budget are free.
     fn try_evict(&mut self, target: u64, limit: u64) -> Result<bool> {
@@ -390,13 +490,26 @@ impl Columns {
     /// buffer is handed over as it is (no copy); the column gets a new one.
     fn seal(&mut self, col: usize) -> Result<()> {
         let c = &mut self.cols[col];
-        if c.values.is_empty() {
+        if c.len() == 0 {
             return Ok(());
         }
         rntuple_container::write::crash_point(rntuple_container::write::CrashPoint::Compress);
         let mut fresh = c.empty.clone();
         fresh.reserve(c.initial);
-        let page = Filled { col, spec: c.spec, values: std::mem::replace(&mut c.values, fresh) };
+        let mut values = std::mem::replace(&mut c.values, fresh);
+        if !c.parked.is_empty() {
+            // The parked elements first, then those in memory.
+            let mut whole = c.empty.clone();
+            whole.reserve(c.n_parked + values.len());
+            self.parking.unpark(&c.parked, &mut whole)?;
+            park::append(&mut whole, &values)?;
+            values = whole;
+            c.parked.clear();
+            c.n_parked = 0;
+        }
+        let initial = c.initial;
+        let page = Filled { col, spec: c.spec, values };
+        self.set_res_cap(col, initial);
         // The handed-over buffer is held until its page is sealed: count it
         // (and its checksum) before its column's buffer is counted smaller.
         let bytes = page.held_bytes() + self.checksum_len();

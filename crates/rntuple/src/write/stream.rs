@@ -12,16 +12,14 @@
 //! Same-page merging compares pages by checksum, then byte for byte (both
 //! read back from the scratch file): equal hashes alone never merge pages.
 
-mod scratch;
-
 use rntuple_container::write::PayloadSource;
 use rntuple_format::model::PageDescriptor;
 use rntuple_format::{Error, Result};
 
+use super::scratch::Scratch;
 use crate::write::layout::{write_pages, PageMeta, PageSource};
 use crate::write::pages::Blob;
 use crate::write::BlobSink;
-use scratch::Scratch;
 
 /// Pages of the open cluster spilled so far.
 #[derive(Debug)]

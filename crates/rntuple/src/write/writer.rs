@@ -108,7 +108,8 @@ impl<'f> RNTupleWriter<'f> {
             cluster_group_size: options.cluster_group_size,
             journal: true,
         };
-        let ctx = Context::new(name, schema, overrides, options, stream)?;
+        let mut ctx = Context::new(name, schema, overrides, options, stream)?;
+        ctx.set_scratch_dir(dest.scratch_dir());
         let sink = PageSink::new(dest, name, sink_options);
         Ok(RNTupleWriter { ctx, sink, attribute_sets: PendingSets::default() })
     }

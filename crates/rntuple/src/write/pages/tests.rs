@@ -158,3 +158,46 @@ fn tiny_pages_and_many_threads_give_the_pages_of_one_thread() {
     }
     assert!(helped > 0);
 }
+
+/// Page buffers parked in a scratch file when their memory is exceeded:
+/// the pages are those of buffers kept in memory, for columns of every
+/// kind, while the buffers in memory stay within `page_buffer_memory`.
+#[test]
+fn parked_page_buffers_give_the_pages_of_buffers_kept_in_memory() {
+    let plans = plans_of_every_kind();
+    let run = |memory: u64| {
+        let options = WriteOptions {
+            compression: 505,
+            compression_threads: 1,
+            max_unzipped_page_size: 64 << 10,
+            page_buffer_memory: memory,
+            ..Default::default()
+        };
+        let mut c = Columns::new(&plans, &options).unwrap();
+        let mut clusters = Vec::new();
+        let mut most = 0;
+        for k in 0..8000 {
+            push_kind(&mut c, k % plans.len(), k * 13, 1 + (k * 5) % 97);
+            most = most.max(c.resident);
+            assert!(c.resident <= memory.max(c.cols.len() as u64 * 256), "{} held", c.resident);
+            assert!(c.resident <= c.allocated);
+            if k % 3000 == 2999 {
+                clusters.push(c.finish_cluster().unwrap());
+                c.cluster_written();
+            }
+        }
+        clusters.push(c.finish_cluster().unwrap());
+        let pages: Vec<Vec<(u32, Vec<u8>)>> = clusters
+            .iter()
+            .flat_map(|cl| cl.iter().map(|col| col.pages.iter().map(|p| (p.num_elements, p.bytes.clone())).collect()))
+            .collect();
+        (pages, c.parked_elements(), most)
+    };
+    let (kept, none, high) = run(u64::MAX);
+    let (parked, n, low) = run(16 << 10);
+    assert_eq!(none, 0);
+    assert!(n > 50_000, "{n} elements parked");
+    assert!(kept.iter().map(Vec::len).sum::<usize>() > 30);
+    assert!(parked == kept, "parking changed the pages");
+    assert!(low * 3 < high, "page buffers in memory: {low} parked, {high} kept");
+}
