@@ -54,6 +54,9 @@ enum Command {
         /// `WriteOptions::memory_budget` in bytes (0: ROOT's sizing, no budget).
         #[arg(long, default_value_t = 0)]
         memory_budget: u64,
+        /// `WriteOptions::page_buffer_memory` in bytes (0: the default).
+        #[arg(long, default_value_t = 0)]
+        page_buffer_memory: u64,
     },
     /// Opens a file and reads fields over an entry range (timed), then
     /// checksums the values (also timed: every value is touched once).
@@ -101,12 +104,18 @@ fn write(
     compression: u32,
     threads: usize,
     memory_budget: u64,
+    page_buffer_memory: u64,
 ) -> BenchResult<()> {
     let data = input::load_input(&input)?;
     let rss_after_load = rss_bytes()?;
     let name = name.unwrap_or(data.ntuple.clone());
-    let options =
-        WriteOptions { compression, compression_threads: threads.max(1), memory_budget, ..WriteOptions::default() };
+    let options = WriteOptions {
+        compression,
+        compression_threads: threads.max(1),
+        memory_budget,
+        page_buffer_memory,
+        ..WriteOptions::default()
+    };
     let entries = data.entries;
     heap_mark()?; // the heap counter's phase of the timed section starts (no-op without it)
     let sw = Stopwatch::start()?;
@@ -206,8 +215,8 @@ fn limit(file: String, name: String, compression: Vec<u32>, threads: Vec<usize>)
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Write { input, output, name, compression, threads, memory_budget } => {
-            write(input, output, name, compression, threads, memory_budget)
+        Command::Write { input, output, name, compression, threads, memory_budget, page_buffer_memory } => {
+            write(input, output, name, compression, threads, memory_budget, page_buffer_memory)
         }
         Command::Read { file, name, fields, start, stop, threads, step } => {
             read(file, name, fields, start, stop, threads, step)
