@@ -76,7 +76,8 @@ impl Parking {
     /// Appends the elements of `chunks` (parked from buffers like `into`) to
     /// `into`, in order; the scratch file starts over when none is left.
     pub fn unpark(&mut self, chunks: &[Chunk], into: &mut ColumnValues) -> Result<()> {
-        let width = element_width(into) as u64;
+        // Parked elements take their in-memory size (bools a byte).
+        let width = into.element_size() as u64;
         for chunk in chunks {
             let scratch =
                 self.scratch.as_ref().ok_or_else(|| Error::internal("parked page elements without a scratch file"))?;
@@ -98,18 +99,6 @@ impl Parking {
             }
         }
         Ok(())
-    }
-}
-
-/// Bytes of one parked element of `values`' kind.
-fn element_width(values: &ColumnValues) -> usize {
-    use ColumnValues as V;
-    match values {
-        V::Bool(_) | V::I8(_) | V::U8(_) => 1,
-        V::I16(_) | V::U16(_) => 2,
-        V::I32(_) | V::U32(_) | V::F32(_) => 4,
-        V::I64(_) | V::U64(_) | V::F64(_) | V::Index(_) => 8,
-        V::Switch { .. } => 12,
     }
 }
 
