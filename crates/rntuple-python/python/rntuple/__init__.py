@@ -59,6 +59,7 @@ _LAZY = {
     "_tools": ("FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "recover", "verify"),
     "_write": ("WritableFile", "compression_setting", "recreate", "schema_of"),
     "integrations.dask": ("dask",),
+    "integrations.dask_write": ("DaskWriteResult", "dask_write"),
 }
 _ORIGIN = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -90,6 +91,7 @@ __all__ = [
     "Column",
     "ConvertError",
     "ConvertResult",
+    "DaskWriteResult",
     "DecompressionError",
     "DirectoryError",
     "DrawError",
@@ -128,6 +130,7 @@ __all__ = [
     "concatenate",
     "convert",
     "dask",
+    "dask_write",
     "draw",
     "inspect",
     "iterate",
