@@ -212,6 +212,8 @@ def test_records_only_and_bad_arguments(tmp_path: Path) -> None:
         rntuple.dask_write(array, tmp_path, storage_options={"anon": True})
     with pytest.raises(rntuple.WrongTypeError, match="unknown write option"):
         rntuple.dask_write(array, tmp_path, page_sizes_of_my_dreams=1)
+    with pytest.raises(rntuple.InvalidArgumentError, match="snappy"):
+        rntuple.dask_write(array, tmp_path, compression="snappy")
     with pytest.raises(rntuple.InvalidArgumentError, match="prefix"):
         rntuple.dask_write(array, tmp_path, prefix="a/b")
     assert os.listdir(tmp_path) == []  # nothing written by a refused call

@@ -290,7 +290,7 @@ def dask_write(
     from dask_awkward.layers import AwkwardMaterializedLayer
     from dask_awkward.lib.core import map_partitions, new_scalar_object
 
-    from .._write_options import _options
+    from .._write_options import _options, compression_setting
 
     if not isinstance(array, dak.Array):
         raise InvalidArgumentError(f"rntuple.dask_write writes a dask_awkward.Array, not {type(array).__name__}")
@@ -320,6 +320,7 @@ def dask_write(
     rntuple_options = dict(writer_options)
     checked = {k: v for k, v in rntuple_options.items() if k not in _RNTUPLE_ARGS}
     _options(checked)  # a bad option fails here, not in every task
+    compression_setting(file_options.get("compression", 505), file_options.get("compression_level"))
     form = array.form
     if not _is_record(form):
         raise InvalidArgumentError(
