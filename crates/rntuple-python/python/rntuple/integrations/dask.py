@@ -209,10 +209,22 @@ class ReadPartition:
         self.options = options
         self.behavior = behavior
         self.attrs = None
+        self._meta: Any = None  # set by dask() for the collection's meta; never pickled
 
     @property
     def use_optimization(self) -> bool:
         return True
+
+    def mock(self) -> Any:
+        """The collection's meta (dask-awkward asks for it once, in ``from_map``): the typetracer of
+        the first file's zero-length sample when :func:`dask` made one (a third of the time of
+        building it from the form: 1.5 ms against 4.9 ms for the AGC files' 30 fields), else from
+        the form (what ``ColumnProjectionMixin.mock`` does)."""
+        if self._meta is not None:
+            return self._meta
+        from awkward.typetracer import typetracer_from_form
+
+        return typetracer_from_form(self.form, behavior=self.behavior, attrs=self.attrs)
 
     def __call__(self, part: Partition) -> Any:
         array = _read(Partition(*part), self.columns, self.options, "ak")
@@ -361,6 +373,9 @@ def dask(
         return _numpy_dict(partitions, _numpy_meta(first, columns, sample), options)
     dak = require("dask_awkward", feature=_FEATURE, extra="dask")
     io = _projecting(sample.layout.form, tuple(columns), options, behavior)
+    import awkward as ak
+
+    io._meta = ak.Array(sample.layout.to_typetracer(forget_length=True), behavior=behavior)
     divisions = _divisions(partitions)
     # Plain tuples and our own token: dask tokenizes (and pickles, twice) what from_map is given,
     # and a NamedTuple pickles through a Python-level __getnewargs__ per partition; with 1,000
