@@ -243,6 +243,14 @@ def test_writer_options_reach_every_part(tmp_path: Path) -> None:
     assert not np.array_equal(back, data.v.to_numpy())
 
 
+def test_part_names_sort_in_partition_order() -> None:
+    from rntuple.integrations.dask_write import part_name
+
+    assert part_name("part", 7) == "part-00007.root"
+    names = [part_name("skim", i, 6) for i in (99_999, 100_000, 123_456)]
+    assert names == sorted(names) == ["skim-099999.root", "skim-100000.root", "skim-123456.root"]
+
+
 def test_url_destination_passes_through_to_recreate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A URL destination is joined as a string and handed whole to rntuple.recreate and merge
     (whose URL sinks are the remote-writing issue's); no local temporary, no rename."""

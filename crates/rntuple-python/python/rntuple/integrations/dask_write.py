@@ -82,9 +82,10 @@ def _join(destination: str, filename: str) -> str:
     return os.path.join(destination, filename)
 
 
-def part_name(prefix: str, index: int) -> str:
-    """The file name of partition ``index``: numbered so that a sorted glob is partition order."""
-    return f"{prefix}-{index:05d}.root"
+def part_name(prefix: str, index: int, width: int = 5) -> str:
+    """The file name of partition ``index``: zero-padded to ``width`` digits (5, more when there are
+    more than 100,000 partitions) so that a sorted glob is partition order."""
+    return f"{prefix}-{index:0{width}d}.root"
 
 
 def _tmp_glob(prefix: str, token: str) -> str:
@@ -117,6 +118,7 @@ class _WritePart:
         file_options: dict[str, Any],
         rntuple_options: dict[str, Any],
         storage_options: dict[str, Any] | None,
+        width: int = 5,
     ) -> None:
         self.destination = destination
         self.name = name
@@ -127,18 +129,21 @@ class _WritePart:
         self.file_options = file_options
         self.rntuple_options = rntuple_options
         self.storage_options = storage_options
+        self.width = width
 
     def __call__(self, data: Any, block_index: tuple[int, ...]) -> _Part:
         index = int(block_index[0])
         data = self._conform(data)
-        final = _join(self.destination, part_name(self.prefix, index))
+        final = _join(self.destination, part_name(self.prefix, index, self.width))
         if _is_remote(self.destination):
             # The remote sink completes the object only when the file is closed (multipart upload,
             # write then rename on the server): nothing to rename here.
             entries = self._write(final, data)
             return _Part(index, final, entries, None)
         os.makedirs(self.destination, exist_ok=True)
-        tmp = os.path.join(self.destination, f".{part_name(self.prefix, index)}.{self.token}-{uuid.uuid4().hex}.tmp")
+        tmp = os.path.join(
+            self.destination, f".{part_name(self.prefix, index, self.width)}.{self.token}-{uuid.uuid4().hex}.tmp"
+        )
         try:
             entries = self._write(tmp, data)
             _fsync(tmp)
@@ -347,6 +352,7 @@ def dask_write(
         file_options,
         rntuple_options,
         dict(storage_options) if storage_options else None,
+        max(5, len(str(array.npartitions - 1))),
     )
     written = map_partitions(
         writer,
