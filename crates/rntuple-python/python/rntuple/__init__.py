@@ -47,6 +47,7 @@ _LAZY = {
     "_tools": ("FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "recover", "verify"),
     "_write": ("WritableFile", "compression_setting", "recreate", "schema_of"),
     "integrations.dask": ("dask",),
+    "integrations.dask_write": ("DaskWriteResult", "dask_write"),
 }
 _ORIGIN = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -77,6 +78,7 @@ __all__ = [
     "Column",
     "ConvertError",
     "ConvertResult",
+    "DaskWriteResult",
     "DrawError",
     "Field",
     "File",
@@ -99,6 +101,7 @@ __all__ = [
     "concatenate",
     "convert",
     "dask",
+    "dask_write",
     "draw",
     "inspect",
     "iterate",

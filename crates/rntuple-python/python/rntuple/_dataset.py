@@ -13,6 +13,7 @@ import glob
 import math
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,7 +36,7 @@ def object_spec(spec: str | os.PathLike[str]) -> tuple[str, str | None]:
     """
     text = os.fspath(spec)
     m = _URL.match(text)
-    if m is None and (os.path.exists(text) or ":" not in text):
+    if m is None and (":" not in text or os.path.exists(text)):  # no stat for a plain path
         return text, None
     start = 0
     if m is not None:
@@ -85,11 +86,13 @@ def expand(files: Any, allow_missing: bool = False) -> list[tuple[str, str | Non
                 raise MissingFileError(2, "no file matches the pattern", path)
             out += [(p, name) for p in matches]
         else:
-            if not os.path.exists(path):
+            try:  # one stat per file (exists, then isdir, was two: 1,000 files are 1,000 stats)
+                is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+            except (OSError, ValueError):
                 if allow_missing:
                     continue
-                raise MissingFileError(2, "no such file", path)
-            if os.path.isdir(path):
+                raise MissingFileError(2, "no such file", path) from None
+            if is_dir:
                 raise DirectoryError(21, "an input is a directory, not a file", path)
             out.append((path, name))
     if not out:

@@ -209,10 +209,22 @@ class ReadPartition:
         self.options = options
         self.behavior = behavior
         self.attrs = None
+        self._meta: Any = None  # set by dask() for the collection's meta; never pickled
 
     @property
     def use_optimization(self) -> bool:
         return True
+
+    def mock(self) -> Any:
+        """The collection's meta (dask-awkward asks for it once, in ``from_map``): the typetracer of
+        the first file's zero-length sample when :func:`dask` made one (a third of the time of
+        building it from the form: 1.5 ms against 4.9 ms for the AGC files' 30 fields), else from
+        the form (what ``ColumnProjectionMixin.mock`` does)."""
+        if self._meta is not None:
+            return self._meta
+        from awkward.typetracer import typetracer_from_form
+
+        return typetracer_from_form(self.form, behavior=self.behavior, attrs=self.attrs)
 
     def __call__(self, part: Partition) -> Any:
         array = _read(Partition(*part), self.columns, self.options, "ak")
@@ -361,8 +373,28 @@ def dask(
         return _numpy_dict(partitions, _numpy_meta(first, columns, sample), options)
     dak = require("dask_awkward", feature=_FEATURE, extra="dask")
     io = _projecting(sample.layout.form, tuple(columns), options, behavior)
+    import awkward as ak
+
+    io._meta = ak.Array(sample.layout.to_typetracer(forget_length=True), behavior=behavior)
     divisions = _divisions(partitions)
-    return dak.from_map(io, partitions, label="rntuple", divisions=divisions)
+    # Plain tuples and our own token: dask tokenizes (and pickles, twice) what from_map is given,
+    # and a NamedTuple pickles through a Python-level __getnewargs__ per partition; with 1,000
+    # files that was most of the time spent building the graph without opening them.
+    inputs = [tuple(p) for p in partitions]
+    return dak.from_map(io, inputs, label="rntuple", token=_token(io, inputs), divisions=divisions)
+
+
+def _token(io: Any, inputs: list[tuple[Any, ...]]) -> str:
+    """The graph's name token: what dask's ``tokenize`` would make of the IO function and the
+    partitions (deterministic: same files, entries and options, same token), in a fraction of
+    its time."""
+    import hashlib
+
+    from dask.base import tokenize
+
+    digest = hashlib.blake2b(repr(inputs).encode(), digest_size=16)
+    digest.update(tokenize(io).encode())
+    return digest.hexdigest()
 
 
 def _leaf_columns(form: Any) -> list[str]:
@@ -397,7 +429,9 @@ def _partitions(
     metas: dict[int, _FileMeta] = {}
     given = ("steps", "num_entries")
     to_open = [
-        i for i, (_, _, extra) in enumerate(specs) if not any(k in extra for k in given) and (open_files or i == 0)
+        i
+        for i, (_, _, extra) in enumerate(specs)
+        if (open_files or i == 0) and not (extra and any(k in extra for k in given))
     ]
     if to_open and to_open[0] == 0:  # already open for its schema
         metas[0] = _meta_of(first, need_size)
@@ -417,11 +451,12 @@ def _partitions(
             metas.update((i, m) for i, m in zip(to_open, found, strict=True) if m is not None)
     missing = set(to_open) - set(metas)
     name_of_first = first._origin[1]
+    bare_name_of_first = name_of_first.rpartition(";")[0]
     out: list[Partition] = []
     for i, (path, name, extra) in enumerate(specs):
         if i in missing:
             continue
-        if any(k in extra for k in given):
+        if extra and any(k in extra for k in given):
             location, full = _location_of(path), name or name_of_first
             if "steps" in extra:
                 steps = _given_steps(extra["steps"], path)
@@ -435,13 +470,15 @@ def _partitions(
             step = _step_in_entries(step_size, fm.num_entries, fm.nbytes)
             out += [Partition(fm.location, fm.name, a, b) for a, b in plan_partitions(fm.clusters, step)]
         else:
-            out.append(Partition(_location_of(path), name or name_of_first.rpartition(";")[0], 0, None))
+            out.append(Partition(_location_of(path), name or bare_name_of_first, 0, None))
     if not out:
         raise InvalidArgumentError("the input files hold no entries")
     return out
 
 
 def _location_of(path: str) -> str:
+    if path.startswith("/") and "/." not in path and "//" not in path:
+        return path  # already absolute and normal: what abspath would return, without its cost
     return path if is_url(path) else os.path.abspath(path)
 
 
