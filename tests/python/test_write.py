@@ -1170,15 +1170,16 @@ def test_parked_page_buffers_write_the_same_bytes_in_less_memory(tmp_path, monke
     data = {**{c: table[c].to_numpy() for c in table.column_names}, "jag": jagged}
     high = {}
     for how, memory in (("kept", "256 MiB"), ("parked", "256 KiB")):
-        path = str(tmp_path / f"{how}.root")
+        os.mkdir(tmp_path / how)
+        path = str(tmp_path / how / "out.root")  # the same name: the file record holds it
         with rntuple.recreate(path, compression_threads=1, page_buffer_memory=memory) as f:
             with f.mkrntuple("Events", rntuple.schema_of(data)) as w:
                 for start in range(0, n, 20_000):
                     w.extend({k: v[start : start + 20_000] for k, v in data.items()})
                 high[how] = w.memory_use["high_water"]
-    kept, parked = (open(tmp_path / f"{h}.root", "rb").read() for h in ("kept", "parked"))
+    kept, parked = ((tmp_path / h / "out.root").read_bytes() for h in ("kept", "parked"))
     assert hashlib.sha256(kept).hexdigest() == hashlib.sha256(parked).hexdigest()
     # 25 columns of pages up to 1 MiB: kept, about 20 MiB of page buffers; parked, 256 KiB of them.
     assert high["parked"] * 4 < high["kept"], high
-    back = rntuple.open(str(tmp_path / "parked.root"))["Events"].arrays()
+    back = rntuple.open(str(tmp_path / "parked" / "out.root"))["Events"].arrays()
     assert ak.all(back["jag"] == jagged) and np.array_equal(back["x3"].to_numpy(), data["x3"])
