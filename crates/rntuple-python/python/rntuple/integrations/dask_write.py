@@ -104,32 +104,20 @@ class _Part:
     nbytes: int | None
 
 
+@dataclass(eq=False)
 class _WritePart:
     """The write task's function: ``(partition, block_index) -> _Part``."""
 
-    def __init__(
-        self,
-        destination: str,
-        name: str,
-        prefix: str,
-        token: str,
-        schema: Any,
-        form: Any,
-        file_options: dict[str, Any],
-        rntuple_options: dict[str, Any],
-        storage_options: dict[str, Any] | None,
-        width: int = 5,
-    ) -> None:
-        self.destination = destination
-        self.name = name
-        self.prefix = prefix
-        self.token = token
-        self.schema = schema
-        self.form = form
-        self.file_options = file_options
-        self.rntuple_options = rntuple_options
-        self.storage_options = storage_options
-        self.width = width
+    destination: str
+    name: str
+    prefix: str
+    token: str
+    schema: Any
+    form: Any
+    file_options: dict[str, Any]
+    rntuple_options: dict[str, Any]
+    storage_options: dict[str, Any] | None
+    width: int = 5
 
     def __call__(self, data: Any, block_index: tuple[int, ...]) -> _Part:
         index = int(block_index[0])
@@ -196,18 +184,16 @@ def _remove(tmp: str) -> None:
             os.remove(leftover)
 
 
+@dataclass(eq=False)
 class _Finish:
     """The final task: gathers the parts (in partition order), merges them with ``merge=``."""
 
-    def __init__(
-        self, destination: str, name: str, prefix: str, token: str, merge: str | None, keep_parts: bool
-    ) -> None:
-        self.destination = destination
-        self.name = name
-        self.prefix = prefix
-        self.token = token
-        self.merge = merge
-        self.keep_parts = keep_parts
+    destination: str
+    name: str
+    prefix: str
+    token: str
+    merge: str | None
+    keep_parts: bool
 
     def __call__(self, *parts: Any) -> DaskWriteResult | None:
         if any(not isinstance(p, _Part) for p in parts):
