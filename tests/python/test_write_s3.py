@@ -167,7 +167,8 @@ def test_command_line_converts_and_merges_to_s3(moto, tmp_path):
         f["Events"] = events
     exe = shutil.which("rntuple")
     cmd = [exe] if exe else [sys.executable, "-m", "rntuple"]
-    p = subprocess.run([*cmd, "merge", "s3://out/cli/merged.root", str(local), str(local)], capture_output=True, text=True)
+    merge = [*cmd, "merge", "s3://out/cli/merged.root", str(local), str(local)]
+    p = subprocess.run(merge, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     merged = rntuple.open("s3://out/cli/merged.root")["Events"].arrays()
     assert merged.to_list() == events.to_list() * 2

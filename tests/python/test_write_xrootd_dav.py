@@ -30,8 +30,14 @@ from server_xrootd import XrootdServer
 class Store:
     """One server: where its files land (``root``), the URL of a path, and its port."""
 
-    def __init__(self, kind: str, root: str, port: int) -> None:
-        self.kind, self.root, self.port = kind, root, port
+    def __init__(self, kind: str, root: str, port: int, log: str | None = None) -> None:
+        self.kind, self.root, self.port, self.log = kind, root, port, log
+
+    def requests(self) -> list[str]:
+        """``METHOD URI STATUS`` of the requests nginx logged."""
+        assert self.log is not None
+        with open(self.log) as f:
+            return [" ".join(ln.split()[:2] + ln.split()[-1:]) for ln in f]
 
     def url(self, path: str, port: int | None = None) -> str:
         port = port or self.port
@@ -55,7 +61,7 @@ def store(request, tmp_path_factory):
     else:
         server = Nginx(str(tmp_path_factory.mktemp("nginx")), [], "token")
         try:
-            yield Store("dav", os.path.join(server.dir, "www"), server.port)
+            yield Store("dav", os.path.join(server.dir, "www"), server.port, os.path.join(server.dir, "access.log"))
         finally:
             server.stop()
 
@@ -79,6 +85,12 @@ def test_a_file_written_to_the_url_reads_back_and_root_reads_it(store, tmp_path)
     assert_root_reads(os.path.join(store.root, out(store, "events.root")), events)
     assert not [n for n in store.listing(os.path.dirname(out(store, "x"))) if n.endswith(".rntuple-tmp")]
     assert os.listdir(tmp_path) == []  # the WebDAV spool is gone
+    if store.kind == "dav":
+        # One PUT to a temporary name beside the file, then a MOVE to the name.
+        sent = [r for r in store.requests() if "events.root" in r and not r.startswith(("GET", "HEAD"))]
+        assert len(sent) == 2, sent
+        assert re.fullmatch(r"PUT /dav/out/\.events\.root\.\S+\.rntuple-tmp 201", sent[0]), sent
+        assert re.fullmatch(r"MOVE /dav/out/\.events\.root\.\S+\.rntuple-tmp 20[14]", sent[1]), sent
 
 
 def test_an_abandoned_writer_leaves_nothing(store, tmp_path):

@@ -22,7 +22,7 @@ use rntuple_format::{Error, Result};
 
 use super::client::{Conn, Fail, Reply};
 use super::protocol as p;
-use super::{parse_url, timeout_from_env, MAX_REDIRECTS, MAX_RETRIES, MAX_WAITS, MAX_WAIT_SECONDS};
+use super::{parse_url, timeout_from_env, Op, MAX_REDIRECTS, MAX_RETRIES, MAX_WAITS, MAX_WAIT_SECONDS};
 use crate::storage::WriteSink;
 
 /// Bytes sent per `kXR_write`.
@@ -117,12 +117,7 @@ impl XrootdSink {
     /// Runs `op` (given the connection and the open file's handle) until it
     /// succeeds: reconnects after a broken connection, follows redirects,
     /// honours waits; fails naming the URL and what it was doing.
-    fn run(
-        &mut self,
-        what: &str,
-        open: bool,
-        op: &mut dyn FnMut(&mut Conn, [u8; 4]) -> std::result::Result<Reply, Fail>,
-    ) -> Result<()> {
+    fn run(&mut self, what: &str, open: bool, op: &mut Op<'_>) -> Result<()> {
         let (mut redirects, mut waits, mut retries) = (0u32, 0u32, 0u32);
         loop {
             let outcome = match self.establish(open) {
