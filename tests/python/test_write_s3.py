@@ -179,3 +179,19 @@ def test_command_line_converts_and_merges_to_s3(moto, tmp_path):
     assert rntuple.open("s3://out/cli/converted.root")["Events"].arrays().to_list() == events.to_list()
     p = subprocess.run([*cmd, "convert", str(local), "s3://out/cli/converted.parquet"], capture_output=True, text=True)
     assert p.returncode != 0 and "local file" in p.stderr, p.stderr
+
+
+def test_recover_writes_a_killed_local_writers_clusters_to_s3(tmp_path):
+    broken = str(tmp_path / "broken.root")
+    proc = start_endless_writer(broken, {**os.environ})
+    try:
+        wait_for_commits(proc, 3)
+    finally:
+        proc.kill()
+        proc.wait()
+    exe = shutil.which("rntuple")
+    cmd = [exe] if exe else [sys.executable, "-m", "rntuple"]
+    p = subprocess.run([*cmd, "recover", broken, "s3://out/recovered.root"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    n = rntuple.open("s3://out/recovered.root")["Events"].num_entries
+    assert n >= 3 << 17 and n % (1 << 17) == 0, n
