@@ -15,7 +15,8 @@
 //! one killed between `PUT` and `MOVE` leaves the temporary name, a
 //! complete file under a name no one asked for. Costs: local disk for the
 //! whole file, two requests. The `PUT` is retried whole after a network
-//! failure or a 5xx answer.
+//! failure or a 5xx answer; its timeout is the transport's plus a second
+//! per MiB sent.
 
 use std::io::{ErrorKind, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -91,7 +92,10 @@ impl DavSink {
             let mut file = std::fs::File::open(&self.spool_path)
                 .map_err(|e| Attempt::Fatal(Error::io(format!("the local spool {}", self.spool_path.display()), e)))?;
             file.seek(SeekFrom::Start(0)).map_err(|e| Attempt::Transient(e.to_string()))?;
-            let request = self.request(Method::PUT, to).body(Body::sized(file, len));
+            // The whole file is one request: its timeout grows by a second
+            // per MiB (a stall still ends it; a large file at 1 MiB/s does not).
+            let timeout = self.transport.timeout + std::time::Duration::from_secs(len >> 20);
+            let request = self.request(Method::PUT, to).timeout(timeout).body(Body::sized(file, len));
             self.transport.counters.single(len);
             let response = self.transport.send(request, &what)?;
             match response.status() {
