@@ -8,6 +8,8 @@ flows after the change):
   once, as a round trip to a far server would);
 * ``reset_after``: after this many bytes from the server on one connection, the connection is reset
   (TCP RST, as a crashed server or a broken link gives);
+* ``reset_up_after``: after this many bytes from the client on one connection, the connection is
+  reset (a link broken while a request body, such as an upload's part, is on its way);
 * ``stall_after``: after this many bytes from the server on one connection, nothing more is
   forwarded and the connection is held open (a server that stops answering);
 * ``faulty_connections``: the faults above hit only the first N connections (None: all), so a
@@ -36,12 +38,14 @@ class FaultProxy:
         target_host: str = "127.0.0.1",
         latency: float = 0.0,
         reset_after: int | None = None,
+        reset_up_after: int | None = None,
         stall_after: int | None = None,
         faulty_connections: int | None = None,
     ) -> None:
         self.target = (target_host, target_port)
         self.latency = latency
         self.reset_after = reset_after
+        self.reset_up_after = reset_up_after
         self.stall_after = stall_after
         self.faulty_connections = faulty_connections
         self.connections = 0
@@ -92,14 +96,21 @@ class FaultProxy:
                 _reset(client)
                 continue
             self._sockets += [client, server]
-            threading.Thread(target=self._up, args=(client, server), daemon=True).start()
+            threading.Thread(target=self._up, args=(client, server, faulty), daemon=True).start()
             threading.Thread(target=self._down, args=(server, client, faulty), daemon=True).start()
 
-    def _up(self, client: socket.socket, server: socket.socket) -> None:
+    def _up(self, client: socket.socket, server: socket.socket, faulty: bool) -> None:
+        sent = 0
         try:
             while chunk := client.recv(1 << 16):
                 if self.latency:
                     time.sleep(self.latency)
+                if faulty and self.reset_up_after is not None and sent + len(chunk) > self.reset_up_after:
+                    server.sendall(chunk[: max(0, self.reset_up_after - sent)])
+                    _reset(client)
+                    _close(server)
+                    return
+                sent += len(chunk)
                 with self._lock:
                     self.bytes_up += len(chunk)
                 server.sendall(chunk)

@@ -6,7 +6,8 @@ directory; its access log records every request as ``METHOD URI "RANGE" STATUS``
 count the requests a read really sent.
 
 Locations: ``/private/`` answers 403 unless ``Authorization: Bearer <token>``;
-``/nomulti/`` serves one range per request (``max_ranges 1``: several ranges get the whole file).
+``/nomulti/`` serves one range per request (``max_ranges 1``: several ranges get the whole file);
+``/dav/`` takes WebDAV writes (``PUT``, ``DELETE``, ``MOVE``); ``/readonly/`` refuses them.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class Nginx:
         assert nginx, "nginx is not installed: run .ci/services (Debian nginx-light) for the HTTP tests"
         self.dir = workdir
         www = os.path.join(workdir, "www")
-        for sub in ("", "private", "nomulti"):
+        for sub in ("", "private", "nomulti", "dav", "readonly"):
             os.makedirs(os.path.join(www, sub), exist_ok=True)
             for f in files:
                 shutil.copy(f, os.path.join(www, sub, os.path.basename(f)))

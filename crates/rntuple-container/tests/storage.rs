@@ -120,15 +120,17 @@ fn paths_and_file_urls_open_the_same_file() {
 }
 
 #[test]
-fn remote_backends_read_only() {
-    // Every remote scheme has a read backend; none writes (FileWriter refuses
-    // before any connection is made).
-    for url in
-        ["root://host//f.root", "xroot://host//f.root", "http://host/f.root", "https://host/f.root", "s3://b/f.root"]
-    {
-        let err = FileWriter::create(url, options()).expect_err(url);
-        assert!(matches!(err, Error::Unsupported { .. }), "{url}: {err:?}");
-    }
+fn remote_backends_write_and_name_the_url_when_they_cannot() {
+    // Writing goes to the store (tests/python/test_write_*.py against real
+    // servers); a server that is not there fails the write with its URL: at
+    // create for XRootD, at finish for WebDAV (which spools locally first).
+    let url = "root://127.0.0.1:1//nowhere/f.root";
+    let err = FileWriter::create(url, options()).expect_err(url);
+    assert!(matches!(err, Error::Io { .. }) && err.to_string().contains(url), "{err}");
+    let url = "http://127.0.0.1:1/nowhere/f.root";
+    let writer = FileWriter::create(url, options()).expect("a WebDAV file spools locally");
+    let err = writer.finish().expect_err(url);
+    assert!(matches!(err, Error::Io { .. }) && err.to_string().contains(url), "{err}");
 }
 
 /// A backend serving one in-memory file under any `memtest://` URL.

@@ -35,13 +35,13 @@ mod xrootd;
 
 pub use cache::{set_process_cache, CacheConfig, CachedStorage};
 pub use hints::{Identity, IoHints, TransportCounters, TransportStats};
-pub use http::{HttpBackend, HttpFile};
+pub use http::{DavSink, HttpBackend, HttpFile};
 pub use local::{LocalFile, LocalSink};
 pub use memory::{MemorySink, MemoryStorage};
-pub use s3::{S3Backend, S3File};
+pub use s3::{S3Backend, S3File, S3Sink};
 pub use sink::WriteSink;
 pub use url::{open_storage, open_storage_with, register_backend, Backend, StorageUrl};
-pub use xrootd::{XrootdBackend, XrootdFile, XROOTD_HINTS};
+pub use xrootd::{XrootdBackend, XrootdFile, XrootdSink, XROOTD_HINTS};
 
 use rntuple_format::{Error, Location, Result};
 

@@ -13,6 +13,8 @@
 ///   [`crate::FileWriter::head_len`], about 200 bytes). An object-store sink
 ///   (S3 multipart upload) can therefore hold its first part back and upload
 ///   it last; a crash-safe sink can journal the rewrite.
+/// * [`WriteSink::finish`] publishes the file; a remote sink dropped before
+///   it aborts (no object, or only a temporary name).
 /// * [`WriteSink::sync`] is a durability point (`fsync` for local files): a
 ///   crash-safe writer calls it after each committed cluster.
 ///
@@ -42,6 +44,15 @@ pub trait WriteSink: Send + std::fmt::Debug {
 
     /// Makes every byte written so far durable; by default a flush.
     fn sync(&mut self) -> std::io::Result<()> {
+        self.flush()
+    }
+
+    /// Makes the file visible as complete at its destination, after every
+    /// byte and the final rewrite of the head: the last call on a sink. A
+    /// remote sink completes its upload or renames its temporary object
+    /// here; a sink dropped without it leaves nothing that looks complete
+    /// (see each sink). By default a flush.
+    fn finish(&mut self) -> std::io::Result<()> {
         self.flush()
     }
 

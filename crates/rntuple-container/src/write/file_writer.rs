@@ -455,7 +455,8 @@ impl FileWriter {
         if self.options.sync {
             self.out.sync().map_err(|e| self.fail(e))?;
         }
-        self.out.flush().map_err(|e| self.fail(e))
+        self.out.flush().map_err(|e| self.fail(e))?;
+        self.out.finish().map_err(|e| self.fail(e))
     }
 
     /// Writes one `RBlob` key holding `parts` (`stored_len` bytes) and returns

@@ -107,7 +107,14 @@ def atomic_output(path: str) -> Iterator[str]:
     The temporary file has the output's own name (a ROOT file records its
     name) inside a hidden temporary directory beside the output, so that the
     rename stays on one file system.
+
+    A URL of a remote store (``s3://``, ``root://``, ``http(s)://``) is
+    yielded as it is: its sink never shows an unfinished file (docs/remote.md,
+    "Writing to a URL"), and a writer that fails leaves nothing complete.
     """
+    if _remote(path):
+        yield path
+        return
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise MissingFileError(2, "the output's directory does not exist", directory)
@@ -264,6 +271,19 @@ def _empty_schema(source: _RNTupleSource) -> pa.Schema:
 # ---------------------------------------------------------------------------
 
 
+def _remote(path: str) -> bool:
+    """A URL other than ``file://``: written by a remote store's sink."""
+    return is_url(path) and not path.lower().startswith("file://")
+
+
+def _output_size(path: str) -> int:
+    """Bytes of the output written: a URL's answer to the reader's first request."""
+    if not _remote(path):
+        return os.path.getsize(path)
+    with open_file(path) as f:
+        return f._lib_file.size
+
+
 def _output_format(path: str) -> str:
     return "parquet" if path.lower().endswith(PARQUET_SUFFIXES) else "rntuple"
 
@@ -315,6 +335,8 @@ def convert(
         raise ConvertError("the inputs mix ROOT and Parquet files")
     in_format = formats.pop()
     out_format = _output_format(out)
+    if out_format == "parquet" and _remote(out):
+        raise ConvertError(f"Parquet output goes to a local file, not to the URL {out!r}")
     if out_format == "parquet":
         if options:
             raise ConvertError(f"options {sorted(options)} apply to RNTuple output only")
@@ -360,7 +382,7 @@ def convert(
                     entries = _write_rntuple(tmp, rntuple_name, source.plan, source.batches(), bar, setting, options)
             finally:
                 bar.close()
-            size = os.path.getsize(tmp)
+            size = _output_size(tmp)
     finally:
         source.close()
     return ConvertResult(

@@ -292,6 +292,10 @@ def recreate(
 ) -> WritableFile:
     """Creates (or replaces) the ROOT file ``path`` for writing RNTuples.
 
+    ``path`` may be a URL: ``s3://bucket/key``, ``root://host//path`` or
+    ``https://host/path`` (WebDAV); the file appears there only once it is
+    complete (docs/remote.md, "Writing to a URL").
+
     ``compression`` (a ROOT setting like ``505``, or ``"zstd"``, ``"zlib"``,
     ``"lzma"``, ``"lz4"``, ``"none"`` with ``compression_level``) is the file's
     and the default of its RNTuples; ``max_key_size`` the largest payload of

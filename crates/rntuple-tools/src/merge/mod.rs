@@ -27,6 +27,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use rntuple::container::storage::StorageUrl;
 use rntuple::container::write::{FileWriter, WriterOptions};
 use rntuple::format::{Error, Result};
 use rntuple::write::{FooterParts, PageSink, SinkOptions};
@@ -198,13 +199,17 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
     if let Some(p) = inputs.iter().find(|p| same_file(p, out)) {
         return Err(Error::invalid(format!("the output {} is also an input ({})", out.display(), p.display())));
     }
-    if out.exists() && !options.overwrite {
+    // A URL is written by its store's sink, which never shows an
+    // unfinished file ("Writing to a URL" in docs/remote.md): no local
+    // checks, no temporary file, and a URL replaces what it names.
+    let remote = is_remote(out);
+    if !remote && out.exists() && !options.overwrite {
         return Err(Error::invalid(format!(
             "the output {} exists; overwrite it explicitly (--force / overwrite=True)",
             out.display()
         )));
     }
-    if out.is_dir() {
+    if !remote && out.is_dir() {
         return Err(Error::invalid(format!("the output {} is a directory", out.display())));
     }
     if let Some(c) = options.compression {
@@ -229,9 +234,9 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
     let target = options.compression.or_else(|| first_compression(&loaded)).unwrap_or(505);
     rntuple::write::Compression::from_setting(target)?;
 
-    let temp = TempOutput::new(out)?;
+    let temp = if remote { None } else { Some(TempOutput::new(out)?) };
     let mut file = FileWriter::create(
-        &temp.path,
+        temp.as_ref().map_or(out, |t| t.path.as_path()),
         WriterOptions { compression: target, sync: options.sync, ..Default::default() },
     )?;
     let threads = match options.threads {
@@ -282,10 +287,12 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
     sink.pages.write_anchor(&anchor)?;
     let stats = sink.stats;
     drop(sink);
-    let bytes = file.len();
+    let mut bytes = file.len();
     file.finish()?;
-    let bytes = std::fs::metadata(&temp.path).map(|m| m.len()).unwrap_or(bytes);
-    temp.commit(out)?;
+    if let Some(temp) = temp {
+        bytes = std::fs::metadata(&temp.path).map(|m| m.len()).unwrap_or(bytes);
+        temp.commit(out)?;
+    }
     Ok(MergeSummary {
         name,
         inputs: inputs.len(),
@@ -302,6 +309,11 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
             .collect(),
         bytes,
     })
+}
+
+/// Whether `out` is a URL of a remote store (not a local path or `file://`).
+fn is_remote(out: &Path) -> bool {
+    matches!(out.to_str().map(StorageUrl::parse), Some(Ok(StorageUrl::Remote { .. })))
 }
 
 #[cfg(test)]

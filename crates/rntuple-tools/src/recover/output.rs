@@ -7,7 +7,8 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use rntuple::container::storage::LocalSink;
+use rntuple::container::storage::url::create_sink;
+use rntuple::container::storage::{LocalSink, StorageUrl, WriteSink};
 use rntuple::container::write::journal::Journal;
 use rntuple::container::write::{FileWriter, WriterOptions};
 use rntuple::container::KeyInfo;
@@ -29,11 +30,17 @@ pub(super) struct Plan<'a> {
     pub(super) tuples: &'a [Tuple],
 }
 
-/// Writes the recovered file to `out` through a temporary file beside it.
+/// Writes the recovered file to `out` through a temporary file beside it;
+/// to a URL through its store's sink, which shows the file only once it is
+/// complete (docs/remote.md, "Writing to a URL"), then reads it back there.
 pub(super) fn write(p: &Plan<'_>, out: &Path, options: RecoverOptions) -> Result<()> {
     check_key_chain(p.file, p.data_start, p.cut)?;
+    if let Some(url) = out.to_str().filter(|u| matches!(StorageUrl::parse(u), Ok(StorageUrl::Remote { .. }))) {
+        write_to(p, create_sink(url)?, options)?;
+        return read_back(out, p.tuples);
+    }
     let tmp = temporary_beside(out);
-    let r = write_to(p, &tmp, options).and_then(|()| {
+    let r = LocalSink::create(&tmp).and_then(|sink| write_to(p, Box::new(sink), options)).and_then(|()| {
         read_back(&tmp, p.tuples)?;
         std::fs::rename(&tmp, out).map_err(|e| Error::io(format!("{} (renaming {})", out.display(), tmp.display()), e))
     });
@@ -43,7 +50,7 @@ pub(super) fn write(p: &Plan<'_>, out: &Path, options: RecoverOptions) -> Result
     r
 }
 
-fn write_to(p: &Plan<'_>, tmp: &Path, options: RecoverOptions) -> Result<()> {
+fn write_to(p: &Plan<'_>, sink: Box<dyn WriteSink>, options: RecoverOptions) -> Result<()> {
     let (file, data_start, cut, journal) = (p.file, p.data_start, p.cut, p.journal);
     let wo = WriterOptions {
         max_key_size: journal.max_key_size,
@@ -54,7 +61,7 @@ fn write_to(p: &Plan<'_>, tmp: &Path, options: RecoverOptions) -> Result<()> {
     };
     // Named as the broken file's TFile record, so that the payloads start at
     // the same offset and every copied locator stays valid.
-    let mut w = FileWriter::with_sink(Box::new(LocalSink::create(tmp)?), Path::new(p.tfile_name), wo)?;
+    let mut w = FileWriter::with_sink(sink, Path::new(p.tfile_name), wo)?;
     if w.head_len() != data_start {
         return Err(Error::internal(format!(
             "the recovered file's payloads would start at {}, the broken file's at {data_start}",

@@ -85,6 +85,8 @@ pub(crate) struct Transport {
     /// The URL as the user gave it, for messages.
     pub url: String,
     pub counters: TransportCounters,
+    /// The timeout of one request (`RNTUPLE_HTTP_TIMEOUT`).
+    pub timeout: Duration,
     retries: u32,
     backoff: Duration,
 }
@@ -115,6 +117,7 @@ impl Transport {
             client,
             url: url.to_string(),
             counters: TransportCounters::default(),
+            timeout,
             retries,
             backoff: Duration::from_millis(200),
         })

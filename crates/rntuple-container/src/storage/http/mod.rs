@@ -15,6 +15,7 @@
 //! * Timeouts, retries, redirects and trusted certificates: [`client`].
 
 pub(crate) mod client;
+mod dav;
 mod multipart;
 #[macro_use]
 pub(crate) mod ranged;
@@ -32,6 +33,8 @@ use super::{IoHints, ReadAt};
 use client::{check_version, status_error, Transport};
 use ranged::{range_header, Ranged, Requests};
 use rntuple_format::Result;
+
+pub use dav::DavSink;
 
 /// Ranges asked for in one multi-range request (keeps the `Range` header
 /// near 2 KiB, under every server's header limit).
@@ -184,5 +187,10 @@ pub struct HttpBackend;
 impl Backend for HttpBackend {
     fn open(&self, url: &str) -> Result<Arc<dyn ReadAt>> {
         Ok(Arc::new(HttpFile::open(url)?))
+    }
+
+    /// Writing the WebDAV way ([`DavSink`]).
+    fn create(&self, url: &str) -> Result<Box<dyn super::WriteSink>> {
+        Ok(Box::new(DavSink::create(url)?))
     }
 }

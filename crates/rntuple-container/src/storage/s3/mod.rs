@@ -15,6 +15,7 @@
 
 mod credentials;
 mod sigv4;
+mod upload;
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -25,9 +26,10 @@ use reqwest::{Method, Url};
 use super::http::client::Transport;
 use super::http::ranged::{Ranged, Requests};
 use super::url::Backend;
-use super::{IoHints, ReadAt};
+use super::{IoHints, ReadAt, WriteSink};
 use credentials::Credentials;
 use rntuple_format::{Error, Result};
+pub use upload::S3Sink;
 
 /// Ranged GETs in flight at once.
 pub const MAX_IN_FLIGHT: usize = 8;
@@ -79,22 +81,40 @@ impl S3Requests {
     }
 }
 
-impl Requests for S3Requests {
-    fn request(&self, client: &Client, method: Method, range: Option<&str>) -> Result<RequestBuilder> {
-        let mut request = client.request(method.clone(), self.url.clone());
-        if let Some(range) = range {
-            request = request.header(reqwest::header::RANGE, range);
-        }
-        let Some(c) = &self.credentials else { return Ok(request) };
+impl S3Requests {
+    /// A request of `method` on the object with the canonical query string
+    /// `query` (may be empty), extra `headers` (lower-case names, signed)
+    /// and a body whose SHA-256 is `payload` (hex; [`sigv4::EMPTY_SHA256`]
+    /// without a body), signed when there are credentials.
+    fn signed(
+        &self,
+        client: &Client,
+        method: Method,
+        query: &str,
+        headers: &[(&str, &str)],
+        payload: &str,
+    ) -> Result<RequestBuilder> {
+        let url = if query.is_empty() {
+            self.url.clone()
+        } else {
+            let mut url = self.url.clone();
+            url.set_query(Some(query));
+            url
+        };
+        let mut request = client.request(method.clone(), url);
+        let Some(c) = &self.credentials else {
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            return Ok(request);
+        };
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let date = sigv4::amz_date(now);
-        let mut headers = vec![("host", self.host.as_str()), ("x-amz-content-sha256", sigv4::EMPTY_SHA256)];
-        headers.push(("x-amz-date", &date));
-        if let Some(range) = range {
-            headers.push(("range", range));
-        }
+        let mut all = vec![("host", self.host.as_str()), ("x-amz-content-sha256", payload)];
+        all.push(("x-amz-date", &date));
+        all.extend_from_slice(headers);
         if let Some(token) = &c.session_token {
-            headers.push(("x-amz-security-token", token));
+            all.push(("x-amz-security-token", token));
         }
         let signer = sigv4::Signer {
             access_key: &c.access_key,
@@ -102,13 +122,18 @@ impl Requests for S3Requests {
             region: &self.region,
             amz_date: &date,
         };
-        let authorization = signer.authorization(method.as_str(), &self.path, &headers);
-        for (name, value) in &headers[1..] {
-            if *name != "range" {
-                request = request.header(*name, *value);
-            }
+        let authorization = signer.authorization(method.as_str(), &self.path, query, &all);
+        for (name, value) in &all[1..] {
+            request = request.header(*name, *value);
         }
         Ok(request.header(reqwest::header::AUTHORIZATION, authorization))
+    }
+}
+
+impl Requests for S3Requests {
+    fn request(&self, client: &Client, method: Method, range: Option<&str>) -> Result<RequestBuilder> {
+        let range: Vec<(&str, &str)> = range.map(|r| ("range", r)).into_iter().collect();
+        self.signed(client, method, "", &range, sigv4::EMPTY_SHA256)
     }
 }
 
@@ -149,5 +174,9 @@ pub struct S3Backend;
 impl Backend for S3Backend {
     fn open(&self, url: &str) -> Result<Arc<dyn ReadAt>> {
         Ok(Arc::new(S3File::open(url)?))
+    }
+
+    fn create(&self, url: &str) -> Result<Box<dyn WriteSink>> {
+        Ok(Box::new(S3Sink::create(url)?))
     }
 }

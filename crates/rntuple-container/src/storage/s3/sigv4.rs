@@ -47,6 +47,25 @@ pub(crate) fn encode_path(key: &str) -> String {
     out
 }
 
+/// Percent-encodes a query-string name or value: every byte but the
+/// unreserved ones (`A-Z a-z 0-9 - _ . ~`).
+pub(crate) fn encode_query_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `hex(sha256(bytes))`: the `x-amz-content-sha256` of a request body.
+pub(crate) fn payload_sha256(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 /// What signs a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Signer<'a> {
@@ -60,14 +79,17 @@ pub(crate) struct Signer<'a> {
 impl Signer<'_> {
     /// The `Authorization` header of a request of `method` on the encoded
     /// path `uri`, with `headers` (lower-case names; all of them signed).
-    pub fn authorization(&self, method: &str, uri: &str, headers: &[(&str, &str)]) -> String {
+    /// `query` is the canonical query string (names sorted, names and values
+    /// encoded with [`encode_query_value`], `name=` for a name without
+    /// value), empty for none.
+    pub fn authorization(&self, method: &str, uri: &str, query: &str, headers: &[(&str, &str)]) -> String {
         let mut headers: Vec<(&str, &str)> = headers.to_vec();
         headers.sort();
         let canonical_headers: String = headers.iter().map(|(n, v)| format!("{n}:{}\n", v.trim())).collect();
         let signed: Vec<&str> = headers.iter().map(|(n, _)| *n).collect();
         let signed = signed.join(";");
         let payload = headers.iter().find(|(n, _)| *n == "x-amz-content-sha256").map_or(EMPTY_SHA256, |(_, v)| v);
-        let canonical = format!("{method}\n{uri}\n\n{canonical_headers}\n{signed}\n{payload}");
+        let canonical = format!("{method}\n{uri}\n{query}\n{canonical_headers}\n{signed}\n{payload}");
         let date = self.amz_date.get(..8).unwrap_or(self.amz_date);
         let scope = format!("{date}/{}/s3/aws4_request", self.region);
         let to_sign = format!("AWS4-HMAC-SHA256\n{}\n{scope}\n{}", self.amz_date, hex(&Sha256::digest(canonical)));
@@ -116,6 +138,7 @@ mod tests {
         let auth = signer.authorization(
             "GET",
             "/test.txt",
+            "",
             &[
                 ("host", "examplebucket.s3.amazonaws.com"),
                 ("range", "bytes=0-9"),
@@ -150,5 +173,7 @@ mod tests {
         assert_eq!(amz_date(1_369_353_600), "20130524T000000Z");
         assert_eq!(amz_date(951_782_400 + 3_661), "20000229T010101Z");
         assert_eq!(encode_path("/a b/c+d~é.root"), "/a%20b/c%2Bd~%C3%A9.root");
+        assert_eq!(encode_query_value("a/b+c=d.e"), "a%2Fb%2Bc%3Dd.e");
+        assert_eq!(payload_sha256(b""), EMPTY_SHA256);
     }
 }

@@ -22,6 +22,9 @@
 mod client;
 mod protocol;
 mod readv;
+mod write;
+
+pub use write::XrootdSink;
 
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -74,6 +77,10 @@ pub struct XrootdBackend;
 impl Backend for XrootdBackend {
     fn open(&self, url: &str) -> Result<Arc<dyn ReadAt>> {
         Ok(Arc::new(XrootdFile::open(url)?))
+    }
+
+    fn create(&self, url: &str) -> Result<Box<dyn super::WriteSink>> {
+        Ok(Box::new(XrootdSink::create(url)?))
     }
 }
 

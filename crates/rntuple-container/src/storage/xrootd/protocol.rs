@@ -23,9 +23,13 @@ pub const PROTOCOL_VERSION: u32 = 0x0000_0520;
 pub const KXR_CLOSE: u16 = 3003;
 pub const KXR_PROTOCOL: u16 = 3006;
 pub const KXR_LOGIN: u16 = 3007;
+pub const KXR_MV: u16 = 3009;
 pub const KXR_OPEN: u16 = 3010;
 pub const KXR_READ: u16 = 3013;
+pub const KXR_RM: u16 = 3014;
+pub const KXR_SYNC: u16 = 3016;
 pub const KXR_STAT: u16 = 3017;
+pub const KXR_WRITE: u16 = 3019;
 pub const KXR_READV: u16 = 3025;
 
 /// Response status codes (`XResponseType`).
@@ -49,6 +53,17 @@ pub const KXR_IS_DIRECTORY: u32 = 3016;
 /// `kXR_open` options: read-only, and return the stat information.
 const KXR_OPEN_READ: u16 = 0x0010;
 const KXR_RETSTAT: u16 = 0x0400;
+
+/// `kXR_open` options of a file written (`XOpenRequestOption`): create,
+/// replacing any file of that name (`kXR_delete`), or reopen one for
+/// writing (`kXR_open_updt`); create missing directories (`kXR_mkpath`).
+pub const KXR_DELETE: u16 = 0x0002;
+pub const KXR_OPEN_UPDT: u16 = 0x0020;
+pub const KXR_MKPATH: u16 = 0x0100;
+
+/// `kXR_open` mode of a file created (`XOpenRequestMode`): `rw-r--r--`
+/// (`kXR_ur | kXR_uw | kXR_gr | kXR_or`).
+const MODE_644: u16 = 0x100 | 0x080 | 0x020 | 0x004;
 
 /// `kXR_protocol` expect value: a login follows (`kXR_ExpLogin`).
 const KXR_EXP_LOGIN: u8 = 0x03;
@@ -121,6 +136,46 @@ pub fn open(stream: [u8; 2], path: &str) -> Vec<u8> {
     let mut p = [0u8; 16];
     p[2..4].copy_from_slice(&(KXR_OPEN_READ | KXR_RETSTAT).to_be_bytes());
     with_data(header(stream, KXR_OPEN, p, path.len()), path.as_bytes())
+}
+
+/// `kXR_open` (3010) for writing with `options` ([`KXR_DELETE`],
+/// [`KXR_OPEN_UPDT`], [`KXR_MKPATH`]), mode `rw-r--r--`.
+pub fn open_write(stream: [u8; 2], path: &str, options: u16) -> Vec<u8> {
+    let mut p = [0u8; 16];
+    p[0..2].copy_from_slice(&MODE_644.to_be_bytes());
+    p[2..4].copy_from_slice(&options.to_be_bytes());
+    with_data(header(stream, KXR_OPEN, p, path.len()), path.as_bytes())
+}
+
+/// `kXR_write` (3019): `fhandle[4] offset:i64 pathid reserved[3]`, then
+/// the bytes.
+pub fn write(stream: [u8; 2], fhandle: [u8; 4], offset: u64, data: &[u8]) -> Vec<u8> {
+    let mut p = [0u8; 16];
+    p[0..4].copy_from_slice(&fhandle);
+    p[4..12].copy_from_slice(&offset.to_be_bytes());
+    with_data(header(stream, KXR_WRITE, p, data.len()), data)
+}
+
+/// `kXR_sync` (3016): `fhandle[4] reserved[12]`.
+pub fn sync(stream: [u8; 2], fhandle: [u8; 4]) -> Vec<u8> {
+    let mut p = [0u8; 16];
+    p[0..4].copy_from_slice(&fhandle);
+    header(stream, KXR_SYNC, p, 0).to_vec()
+}
+
+/// `kXR_mv` (3009): `reserved[14] arg1len:u16`, then `from to` separated
+/// by a space; `arg1len` is the length of `from` (protocol v5), so that
+/// paths may hold spaces.
+pub fn mv(stream: [u8; 2], from: &str, to: &str) -> Vec<u8> {
+    let mut p = [0u8; 16];
+    p[14..16].copy_from_slice(&(from.len().min(u16::MAX as usize) as u16).to_be_bytes());
+    let data = format!("{from} {to}");
+    with_data(header(stream, KXR_MV, p, data.len()), data.as_bytes())
+}
+
+/// `kXR_rm` (3014): `reserved[16]`, then the path.
+pub fn rm(stream: [u8; 2], path: &str) -> Vec<u8> {
+    with_data(header(stream, KXR_RM, [0u8; 16], path.len()), path.as_bytes())
 }
 
 /// `kXR_stat` (3017) of an open file: `options reserved[7] wants:u32
