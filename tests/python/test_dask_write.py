@@ -251,31 +251,52 @@ def test_part_names_sort_in_partition_order() -> None:
     assert names == sorted(names) == ["skim-099999.root", "skim-100000.root", "skim-123456.root"]
 
 
-def test_url_destination_passes_through_to_recreate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A URL destination is joined as a string and handed whole to rntuple.recreate and merge
-    (whose URL sinks are the remote-writing issue's); no local temporary, no rename."""
-    from rntuple import _tools, _write
+def test_skim_to_s3_from_the_workers_merged_there(client, files: list[str], tmp_path: Path, monkeypatch) -> None:
+    """Parts uploaded to S3 (moto) by the workers, whose environment knows nothing of the store:
+    ``storage_options`` carries the endpoint and credentials; the merge runs on a worker too. Read
+    back over the URL, by uproot and by ROOT 6.40 from the downloaded objects."""
+    import json
 
-    opened: list[str] = []
-    real_recreate = _write.recreate
+    from server_s3 import FAKE_CREDENTIALS, Moto
 
-    def recreate(path, **options):
-        opened.append(path)
-        assert options.pop("region") == "eu"  # storage_options ride along with the writer options
-        return real_recreate(tmp_path / path.rpartition("/")[2], **options)
-
-    merged: list[tuple[str, list[str]]] = []
-    monkeypatch.setattr(_write, "recreate", recreate)
-    monkeypatch.setattr(_tools, "merge", lambda out, inputs, name, **kw: merged.append((out, inputs)))
-    array = dak.from_awkward(ak.Array({"x": [1, 2, 3, 4]}), npartitions=2)
-    result = rntuple.dask_write(
-        array, "s3://bucket/skims/run1/", merge="s3://bucket/skim.root", storage_options={"region": "eu"}, compute=False
-    ).compute(scheduler="sync")
-    urls = ["s3://bucket/skims/run1/part-00000.root", "s3://bucket/skims/run1/part-00001.root"]
-    assert sorted(opened) == urls and result.paths == urls
-    assert result.bytes == [None, None] and result.entries == [2, 2]
-    assert merged == [("s3://bucket/skim.root", urls)]
-    assert sorted(os.listdir(tmp_path)) == ["part-00000.root", "part-00001.root"]
+    (tmp_path / "moto").mkdir()
+    server = Moto(str(tmp_path / "moto"))
+    try:
+        s3 = server.client()
+        s3.create_bucket(Bucket="skims")
+        settings = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": server.endpoint}
+        expected = _eager_skim(files)
+        events = rntuple.dask(files, step_size=100)
+        n = events.npartitions
+        result = rntuple.dask_write(
+            _skim(events), "s3://skims/run1/", merge="s3://skims/skim.root", storage_options=settings
+        )
+        urls = [f"s3://skims/run1/part-{i:05d}.root" for i in range(n)]
+        assert result.paths == urls and result.merged == "s3://skims/skim.root"
+        assert sum(result.entries) == len(expected) and result.merge.pages_recompressed == 0
+        keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket="skims")["Contents"])
+        assert keys == sorted([u[len("s3://skims/") :] for u in urls] + ["skim.root"])
+        assert s3.list_multipart_uploads(Bucket="skims").get("Uploads", []) == []
+        for name, value in settings.items():
+            monkeypatch.setenv(name, value)
+        assert ak.array_equal(rntuple.open("s3://skims/skim.root")["Events"].arrays(), expected)
+        assert ak.array_equal(rntuple.concatenate(urls), expected)
+        local = []
+        for key in ("run1/part-00000.root", "skim.root"):
+            path = tmp_path / key.replace("/", "-")
+            s3.download_file("skims", key, str(path))
+            local.append(str(path))
+        assert ak.array_equal(uproot.open(local[1])["Events"].arrays(), expected)
+        proc = subprocess.run([root_python(), "-c", ROOT_READ, *local], capture_output=True, text=True)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        assert lines, f"ROOT failed:\n{proc.stderr[-3000:]}"
+        first, merged = json.loads(lines[0][len("RESULT ") :])
+        assert first[0] == expected.x.tolist()[: result.entries[0]]
+        assert merged == [expected.x.tolist(), int(ak.sum(ak.num(expected.jets)))]
+        with pytest.raises(rntuple.InvalidArgumentError, match="environment variable"):
+            rntuple.dask_write(_skim(events), "s3://skims/bad/", storage_options={"AWS_REGION": 1})
+    finally:
+        server.stop()
 
 
 # --------------------------------------------------------------------------

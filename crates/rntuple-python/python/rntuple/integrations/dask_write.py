@@ -28,8 +28,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,14 +156,38 @@ class _WritePart:
     def _write(self, path: str, data: Any) -> int:
         from .._write import recreate
 
-        extra = dict(self.storage_options or {})
         # an exception leaving either `with` abandons the file: it keeps its placeholder header
-        with recreate(path, **self.file_options, **extra) as f:
+        with _environment(self.storage_options), recreate(path, **self.file_options) as f:
             with f.mkrntuple(self.name, self.schema, **self.rntuple_options) as w:
                 if len(data):
                     w.extend(data)
                 entries = w.num_entries
         return int(entries)
+
+
+_ENVIRONMENT_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _environment(settings: Mapping[str, str] | None) -> Iterator[None]:
+    """Sets the environment variables of ``storage_options`` (the stores' settings and credentials,
+    which the Rust core reads from the environment when a file is created or opened) for the
+    duration of one write or merge on a worker, then restores them. Writes in threads of one worker
+    that need settings take turns."""
+    if not settings:
+        yield
+        return
+    with _ENVIRONMENT_LOCK:
+        saved = {k: os.environ.get(k) for k in settings}
+        os.environ.update(settings)
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 def _fsync(path: str) -> None:
@@ -194,6 +219,7 @@ class _Finish:
     token: str
     merge: str | None
     keep_parts: bool
+    storage_options: dict[str, str] | None = None
 
     def __call__(self, *parts: Any) -> DaskWriteResult | None:
         if any(not isinstance(p, _Part) for p in parts):
@@ -211,7 +237,8 @@ class _Finish:
         if self.merge is not None:
             from .._tools import merge
 
-            summary = merge(self.merge, paths, self.name, overwrite=True)
+            with _environment(self.storage_options):
+                summary = merge(self.merge, paths, self.name, overwrite=True)
             if not self.keep_parts:
                 for path in paths:
                     os.remove(path)
@@ -265,8 +292,12 @@ def dask_write(
             :func:`rntuple.merge` (pages copied, not recompressed); an existing file is replaced.
             The merge runs in the graph's final task, on a worker.
         keep_parts: with ``merge``, False deletes the parts once merged (local destinations only).
-        storage_options: options of the remote store, passed to ``rntuple.recreate`` with each
-            part's URL (URL destinations only).
+        storage_options: the remote store's settings, as the environment variables the project's
+            readers and writers take (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``,
+            ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``, ``RNTUPLE_S3_PART_SIZE``,
+            ``BEARER_TOKEN``, ... docs/remote.md): set on the worker while it writes its part
+            (and merges), for workers that do not share the client's environment (URL
+            destinations only).
         writer_options: ``rntuple.recreate``'s ``compression``, ``compression_level`` and
             ``max_key_size``, and ``mkrntuple``'s options (``types``, ``representations``,
             ``projections``, page and cluster sizes, ``memory_budget``, ...).
@@ -297,6 +328,10 @@ def dask_write(
             raise InvalidArgumentError(f"destination {destination!r} exists and is not a directory")
         if storage_options:
             raise InvalidArgumentError("storage_options apply to a URL destination, not a local directory")
+    if storage_options is not None and not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in dict(storage_options).items()
+    ):
+        raise InvalidArgumentError("storage_options maps environment variable names to string values")
     merged = None
     if merge is not None:
         merged = os.fspath(merge)
@@ -351,7 +386,9 @@ def dask_write(
     written.dask.layers[written.name].annotations = {"ak_output": True}
 
     final_name = f"rntuple-write-finish-{token}"
-    finish = _Finish(destination, name, prefix, short, merged, keep_parts)
+    finish = _Finish(
+        destination, name, prefix, short, merged, keep_parts, dict(storage_options) if storage_options else None
+    )
     task = (finish, *written.__dask_keys__())
     graph = HighLevelGraph.from_collections(
         final_name,
