@@ -378,7 +378,11 @@ def test_a_failed_task_leaves_no_complete_looking_part(client, files: list[str],
         with pytest.raises(Exception):  # noqa: B017 - uproot's error types vary
             uproot.open(out / tmp)["Events"]
     assert "part-00002.root" not in _complete_looking(out)
-    # the retry (the same graph computed again) writes every part and replaces the stale one only
+    # the retry (the same graph computed again) writes every part and replaces the stale one only;
+    # first the scheduler forgets the failed run's tasks (else it answers with their old error)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)):
+        time.sleep(0.05)
     result = rntuple.dask_write(_skim(events), out)
     assert ak.array_equal(rntuple.concatenate(result.paths), expected)
     assert sorted(os.listdir(out)) == sorted([*(os.path.basename(p) for p in result.paths), "notes.txt"])
