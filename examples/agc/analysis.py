@@ -62,11 +62,8 @@ def _four_vector(pt: Any, eta: Any, phi: Any, mass: Any) -> tuple[Any, Any, Any,
     return px, py, pz, np.sqrt(px * px + py * py + pz * pz + mass * mass)
 
 
-def observables(events: Any) -> dict[str, Any]:
-    """HT of the 4j1b events and the trijet mass of the 4j2b events (flat arrays).
-
-    ``events``: an awkward or dask-awkward array of NanoAOD-style flat fields.
-    """
+def object_masks(events: Any) -> tuple[Any, Any, Any]:
+    """The AGC's tight electrons, tight muons and good jets of each event (jagged masks)."""
     ele = (
         (events.Electron_pt > 30)
         & (abs(events.Electron_eta) < 2.1)
@@ -81,6 +78,15 @@ def observables(events: Any) -> dict[str, Any]:
         & (events.Muon_pfRelIso04_all < 0.15)
     )
     good_jet = (events.Jet_pt > 30) & (abs(events.Jet_eta) < 2.4) & ((events.Jet_jetId & 4) != 0)
+    return ele, mu, good_jet
+
+
+def observables(events: Any) -> dict[str, Any]:
+    """HT of the 4j1b events and the trijet mass of the 4j2b events (flat arrays).
+
+    ``events``: an awkward or dask-awkward array of NanoAOD-style flat fields.
+    """
+    ele, mu, good_jet = object_masks(events)
     jets = ak.zip(
         {
             "pt": events.Jet_pt[good_jet],

@@ -27,26 +27,13 @@ import numpy as np
 import rntuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from analysis import B_TAG, COLUMNS, REGIONS, fill, new_histograms, observables  # noqa: E402
+from analysis import B_TAG, COLUMNS, REGIONS, fill, new_histograms, object_masks, observables  # noqa: E402
 
 
 def preselect(events: Any) -> Any:
     """The events the AGC analysis can use (one tight lepton, >= 4 good jets, >= 1 b-tag), with
     the columns it reads: an awkward or dask-awkward array of records."""
-    ele = (
-        (events.Electron_pt > 30)
-        & (abs(events.Electron_eta) < 2.1)
-        & (events.Electron_cutBased == 4)
-        & (events.Electron_sip3d < 4)
-    )
-    mu = (
-        (events.Muon_pt > 30)
-        & (abs(events.Muon_eta) < 2.1)
-        & events.Muon_tightId
-        & (events.Muon_sip3d < 4)
-        & (events.Muon_pfRelIso04_all < 0.15)
-    )
-    good_jet = (events.Jet_pt > 30) & (abs(events.Jet_eta) < 2.4) & ((events.Jet_jetId & 4) != 0)
+    ele, mu, good_jet = object_masks(events)
     n_jets = ak.sum(good_jet, axis=1)
     n_btag = ak.sum(good_jet & (events.Jet_btagCSVV2 >= B_TAG), axis=1)
     selected = (ak.sum(ele, axis=1) + ak.sum(mu, axis=1) == 1) & (n_jets >= 4) & (n_btag >= 1)

@@ -24,8 +24,17 @@ pub trait WriteSink: Send + std::fmt::Debug {
     /// Appends `bytes` at the end.
     fn append(&mut self, bytes: &[u8]) -> std::io::Result<()>;
 
-    /// Appends `len` zero bytes; a local file may leave a hole instead.
-    fn append_zeros(&mut self, len: u64) -> std::io::Result<()>;
+    /// Appends `len` zero bytes (by default in pieces of 64 KiB); a local
+    /// file may leave a hole instead.
+    fn append_zeros(&mut self, mut len: u64) -> std::io::Result<()> {
+        let zeros = vec![0u8; 1 << 16];
+        while len > 0 {
+            let n = len.min(zeros.len() as u64) as usize;
+            self.append(&zeros[..n])?;
+            len -= n as u64;
+        }
+        Ok(())
+    }
 
     /// Overwrites `bytes.len()` bytes at `offset`, all inside what has been
     /// appended.

@@ -354,16 +354,6 @@ impl WriteSink for S3Sink {
         Ok(())
     }
 
-    fn append_zeros(&mut self, mut len: u64) -> std::io::Result<()> {
-        let zeros = vec![0u8; 1 << 16];
-        while len > 0 {
-            let n = len.min(zeros.len() as u64) as usize;
-            self.append(&zeros[..n])?;
-            len -= n as u64;
-        }
-        Ok(())
-    }
-
     fn write_at(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
         crate::storage::sink::check_rewrite(offset, bytes.len(), self.len)?;
         let end = offset as usize + bytes.len();

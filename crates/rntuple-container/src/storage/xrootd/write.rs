@@ -234,16 +234,6 @@ impl WriteSink for XrootdSink {
         Ok(())
     }
 
-    fn append_zeros(&mut self, mut len: u64) -> io::Result<()> {
-        let zeros = vec![0u8; 1 << 16];
-        while len > 0 {
-            let n = len.min(zeros.len() as u64) as usize;
-            self.append(&zeros[..n])?;
-            len -= n as u64;
-        }
-        Ok(())
-    }
-
     fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
         crate::storage::sink::check_rewrite(offset, bytes.len(), self.len())?;
         self.send_buffer().map_err(to_io)?;
