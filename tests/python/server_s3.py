@@ -35,6 +35,10 @@ class Moto:
         )
         wait_for_port(self.port, self.proc, "moto_server")
 
+    def settings(self) -> dict[str, str]:
+        """The environment that points the project's S3 code at this server."""
+        return {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint}
+
     def client(self):
         import boto3
 

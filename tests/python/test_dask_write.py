@@ -257,14 +257,14 @@ def test_skim_to_s3_from_the_workers_merged_there(client, files: list[str], tmp_
     back over the URL, by uproot and by ROOT 6.40 from the downloaded objects."""
     import json
 
-    from server_s3 import FAKE_CREDENTIALS, Moto
+    from server_s3 import Moto
 
     (tmp_path / "moto").mkdir()
     server = Moto(str(tmp_path / "moto"))
     try:
         s3 = server.client()
         s3.create_bucket(Bucket="skims")
-        settings = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": server.endpoint}
+        settings = server.settings()
         expected = _eager_skim(files)
         events = rntuple.dask(files, step_size=100)
         n = events.npartitions

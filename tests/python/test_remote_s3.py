@@ -12,7 +12,7 @@ import sys
 import pytest
 import rntuple
 from server_http import events_file, same  # noqa: F401 (events_file: the `events` fixture)
-from server_s3 import FAKE_CREDENTIALS, Moto
+from server_s3 import Moto
 
 COLUMNS = ["nMuon", "Muon_pt", "Muon_charge"]
 
@@ -29,9 +29,8 @@ def moto(events, tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def s3_environment(moto, monkeypatch):
-    for name, value in FAKE_CREDENTIALS.items():
+    for name, value in moto.settings().items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto.endpoint)
     monkeypatch.setenv("RNTUPLE_HTTP_RETRIES", "1")
 
 

@@ -20,7 +20,7 @@ import pytest
 import rntuple
 from fault_proxy import FaultProxy
 from remote_write import assert_root_reads, big_events, small_events, start_endless_writer, wait_for_commits
-from server_s3 import FAKE_CREDENTIALS, Moto
+from server_s3 import Moto
 
 PART = 5 << 20  # S3's smallest part: a 12 MiB file is three parts
 
@@ -35,9 +35,8 @@ def moto(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def s3_environment(moto, monkeypatch):
-    for name, value in FAKE_CREDENTIALS.items():
+    for name, value in moto.settings().items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto.endpoint)
     monkeypatch.setenv("RNTUPLE_S3_PART_SIZE", str(PART))
     monkeypatch.setenv("RNTUPLE_HTTP_RETRIES", "2")
 
