@@ -251,3 +251,135 @@ fn remote_urls_go_through_the_cache_and_local_files_do_not() {
     let _ = std::fs::remove_file(&local);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+fn permission_error(err: &rntuple_format::Error) -> bool {
+    matches!(err, rntuple_format::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied)
+}
+
+#[test]
+fn the_cache_directory_is_created_private_and_one_others_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = temp_dir("private");
+    let dir = parent.join("a/cache");
+    let remote = Remote::new(10_000);
+    cached(&remote, &CacheConfig::new(&dir)).read_ranges(&[(0, 10)]).unwrap();
+    assert_eq!(mode(&dir), 0o700);
+    for sub in std::fs::read_dir(&dir).unwrap().flatten() {
+        let want = if sub.path().is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode(&sub.path()), want, "{}", sub.path().display());
+        for f in std::fs::read_dir(sub.path()).into_iter().flatten().flatten() {
+            assert_eq!(mode(&f.path()), 0o600, "{}", f.path().display());
+        }
+    }
+
+    // A shared directory anyone can write (as a careless /tmp/cache would be).
+    let shared = parent.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    for open in [0o777, 0o775, 0o1777] {
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(open)).unwrap();
+        let err = CachedStorage::new(remote.clone(), "test://host/file.root", &CacheConfig::new(&shared)).unwrap_err();
+        assert!(permission_error(&err), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains(&shared.display().to_string()) && text.contains("write"), "{text}");
+    }
+    assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0, "nothing was written into the refused directory");
+    // Readable by others but writable by nobody else: accepted.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    cached(&remote, &CacheConfig::new(&shared)).read_ranges(&[(0, 10)]).unwrap();
+    let _ = std::fs::remove_dir_all(&parent);
+}
+
+#[test]
+fn planted_symbolic_links_are_not_followed() {
+    use std::os::unix::fs::symlink;
+    let parent = temp_dir("symlinks");
+    let dir = parent.join("cache");
+    let elsewhere = parent.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let victim = elsewhere.join("victim");
+    std::fs::write(&victim, b"the victim's data").unwrap();
+    let remote = Remote::new(10_000);
+    let config = CacheConfig { dir: dir.clone(), max_bytes: 0 };
+    let c = cached(&remote, &config);
+    assert_eq!(c.read_ranges(&[(100, 10)]).unwrap(), [remote.expected(100, 10)]);
+
+    // A directory of the cache replaced by a link elsewhere: eviction (the cap
+    // is 0, so it deletes every entry it sees) does not walk into it.
+    symlink(&elsewhere, dir.join("0123456789abcdef")).unwrap();
+    // An entry replaced by a link to a forged entry: never read, and its target never deleted.
+    let key_dir = std::fs::read_dir(&dir).unwrap().flatten().find(|d| d.file_type().unwrap().is_dir()).unwrap().path();
+    let entry = key_dir.join(format!("{:016x}-{:016x}", 200, 10));
+    let mut forged = b"RNTC".to_vec();
+    forged.extend_from_slice(&1u32.to_le_bytes());
+    forged.extend_from_slice(&200u64.to_le_bytes());
+    forged.extend_from_slice(&10u64.to_le_bytes());
+    forged.extend_from_slice(&rntuple_format::checksum::xxh3_64(&[0xAA; 10]).to_le_bytes());
+    forged.extend_from_slice(&[0xAA; 10]);
+    let forged_path = elsewhere.join("forged");
+    std::fs::write(&forged_path, &forged).unwrap();
+    symlink(&forged_path, &entry).unwrap();
+
+    remote.take_calls();
+    assert_eq!(c.read_ranges(&[(200, 10)]).unwrap(), [remote.expected(200, 10)], "the forged bytes were served");
+    assert_eq!(remote.take_calls(), [vec![(200, 10)]]);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"the victim's data");
+    assert_eq!(std::fs::read(&forged_path).unwrap(), forged);
+    // The fetched bytes replaced the link with an entry of the cache's own (max_bytes 0 evicts it).
+    assert!(std::fs::symlink_metadata(&entry).map_or(true, |m| m.file_type().is_file()));
+
+    // A link where the lock file goes is refused, its target untouched.
+    std::fs::remove_file(dir.join(".lock")).unwrap();
+    symlink(&victim, dir.join(".lock")).unwrap();
+    assert!(c.read_ranges(&[(300, 10)]).is_err());
+    assert_eq!(std::fs::read(&victim).unwrap(), b"the victim's data");
+    // The cache directory's own subdirectory as a link (to a directory this user owns) is refused.
+    let linked_cache = parent.join("linked");
+    std::fs::create_dir_all(&linked_cache).unwrap();
+    let first = CachedStorage::new(remote.clone(), "test://host/other.root", &CacheConfig::new(&linked_cache)).unwrap();
+    drop(first);
+    let sub = std::fs::read_dir(&linked_cache).unwrap().flatten().find(|d| d.path().is_dir()).unwrap().path();
+    std::fs::remove_dir_all(&sub).unwrap();
+    symlink(&elsewhere, &sub).unwrap();
+    let err =
+        CachedStorage::new(remote.clone(), "test://host/other.root", &CacheConfig::new(&linked_cache)).unwrap_err();
+    assert!(permission_error(&err) && err.to_string().contains("symbolic link"), "{err}");
+    assert!(!elsewhere.join("key").exists());
+    let _ = std::fs::remove_dir_all(&parent);
+}
+
+#[test]
+fn keys_hold_the_url_without_credentials() {
+    let dir = temp_dir("credentials");
+    let remote = Remote::new(10_000);
+    let config = CacheConfig::new(&dir);
+    let secret_url = "https://alice:pa55word@host/file.root?X-Amz-Credential=AKIA1234&X-Amz-Signature=0ddba11&x=1";
+    let c = CachedStorage::new(remote.clone(), secret_url, &config).unwrap();
+    c.read_ranges(&[(0, 10)]).unwrap();
+    let mut texts = Vec::new();
+    for sub in std::fs::read_dir(&dir).unwrap().flatten() {
+        texts.push(sub.file_name().to_string_lossy().into_owned());
+        for f in std::fs::read_dir(sub.path()).into_iter().flatten().flatten() {
+            texts.push(f.file_name().to_string_lossy().into_owned());
+            texts.push(String::from_utf8_lossy(&std::fs::read(f.path()).unwrap()).into_owned());
+        }
+    }
+    let all = texts.join("\n");
+    for secret in ["alice", "pa55word", "AKIA1234", "0ddba11"] {
+        assert!(!all.contains(secret), "{secret} in the cache: {all}");
+    }
+    assert!(
+        all.contains("url https://host/file.root?X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED&x=1\n"),
+        "{all}"
+    );
+    // The same object under another signature is the same entry: no second fetch.
+    remote.take_calls();
+    let other = "https://host/file.root?X-Amz-Credential=AKIA9&X-Amz-Signature=feed&x=1";
+    CachedStorage::new(remote.clone(), other, &config).unwrap().read_ranges(&[(0, 10)]).unwrap();
+    assert!(remote.take_calls().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}

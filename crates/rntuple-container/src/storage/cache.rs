@@ -15,12 +15,22 @@
 //!         (integers little-endian)
 //! ```
 //!
-//! `<key>` is the xxh3-64 (hex) of the key text. An entry is written to a
+//! `<key>` is the xxh3-64 (hex) of the key text, which holds the URL without
+//! its credentials ([`redact_url`]: no userinfo, no token or signature in
+//! the query), so neither the key file nor the name tells a secret. An entry is written to a
 //! temporary file and renamed into place, so a reader sees a whole entry or
 //! none; an entry whose header or checksum does not match (a torn write, a
 //! damaged disk) is never served: it is a miss and is deleted. Reading an
 //! entry refreshes its modification time; when the cache grows past its
 //! size cap, the least recently used entries go first.
+//!
+//! The cache is private to its user: the directory is created `0700`; an
+//! existing one owned by another user, or that group or others can write,
+//! is refused (they could replace entries, and the checksum, which anyone
+//! can recompute, does not stop that). Files are created exclusively under
+//! random names, `0600`, never through a symbolic link (`O_EXCL`,
+//! `O_NOFOLLOW`); entries are opened without following links; eviction
+//! walks the cache's own directories only, never into a linked one.
 //!
 //! A read answered partly from the cache fetches only the missing
 //! sub-ranges, in one vectored request to the remote store.
@@ -30,12 +40,16 @@
 #![allow(clippy::incompatible_msrv)]
 
 use std::fs::{self, File};
+use std::hash::{BuildHasher, Hasher};
 use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, SystemTime};
 
+use super::owner::uid;
+use super::redact::redact_url;
 use rntuple_format::checksum::xxh3_64;
 use rntuple_format::{Error, Result};
 
@@ -112,13 +126,15 @@ impl CachedStorage {
     /// Wraps `inner`, the object at `url`, with the cache `config`.
     pub fn new(inner: Arc<dyn ReadAt>, url: &str, config: &CacheConfig) -> Result<Self> {
         let identity = inner.identity()?;
+        let url = redact_url(url);
         let key_text =
             format!("url {url}\nsize {}\nversion {}\n", identity.size, identity.version.as_deref().unwrap_or("-"));
         let entries = config.dir.join(format!("{:016x}", xxh3_64(key_text.as_bytes())));
         let io = |what: &str, e| Error::io(format!("cache {what} {}", config.dir.display()), e);
-        fs::create_dir_all(&entries).map_err(|e| io("directory", e))?;
+        private_dir(&config.dir, true)?;
+        private_dir(&entries, false)?;
         let key_path = entries.join("key");
-        match fs::read(&key_path) {
+        match read_nofollow(&key_path) {
             Ok(stored) if stored == key_text.as_bytes() => {}
             // Two keys with one hash: this object is not cached at all.
             Ok(_) => return Err(Error::invalid(format!("cache key collision for {url}"))),
@@ -141,6 +157,7 @@ impl CachedStorage {
             .into_iter()
             .flatten()
             .flatten()
+            .filter(|d| d.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|d| {
                 let name = d.file_name();
                 let (o, l) = name.to_str()?.split_once('-')?;
@@ -213,6 +230,8 @@ impl CachedStorage {
             .create(true)
             .truncate(false)
             .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .map_err(|e| Error::io(format!("cache lock {}", path.display()), e))
     }
@@ -240,8 +259,14 @@ impl CachedStorage {
         }
         let mut all: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
         let now = SystemTime::now();
-        for dir in fs::read_dir(&self.root).into_iter().flatten().flatten() {
+        // Only the cache's own directories and files: a symbolic link (to a
+        // directory or a file) is neither entered nor counted nor deleted.
+        let own_dirs = fs::read_dir(&self.root).into_iter().flatten().flatten();
+        for dir in own_dirs.filter(|d| d.file_type().is_ok_and(|t| t.is_dir())) {
             for f in fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+                if !f.file_type().is_ok_and(|t| t.is_file()) {
+                    continue;
+                }
                 let Ok(meta) = f.metadata() else { continue };
                 let name = f.file_name();
                 let time = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
@@ -271,7 +296,7 @@ impl CachedStorage {
 /// and valid; a damaged entry is deleted. Refreshes its use time.
 fn load_entry(path: &Path, offset: u64, len: u64) -> Option<Vec<u8>> {
     let read = || -> std::io::Result<Option<Vec<u8>>> {
-        let mut f = File::open(path)?;
+        let mut f = File::options().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
         let mut bytes = Vec::with_capacity(ENTRY_HEADER + len as usize);
         f.read_to_end(&mut bytes)?;
         let word = |at: usize| bytes.get(at..at + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
@@ -298,12 +323,77 @@ fn load_entry(path: &Path, offset: u64, len: u64) -> Option<Vec<u8>> {
     }
 }
 
-/// Writes `bytes` to a temporary file in `dir`, then renames it to `path`.
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Makes sure `dir` is a directory private to this user: created `0700`
+/// when missing; refused, with an error naming it, when another user owns
+/// it or group or others can write it. The cache's own subdirectories
+/// (`root` false) must not be symbolic links either; the root may be one
+/// (the user named it).
+fn private_dir(dir: &Path, root: bool) -> Result<()> {
+    let io = |e| Error::io(format!("cache directory {}", dir.display()), e);
+    match fs::DirBuilder::new().mode(0o700).recursive(root).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io(e)),
+    }
+    let meta = if root { fs::metadata(dir) } else { fs::symlink_metadata(dir) }.map_err(io)?;
+    let refuse = |why: String| {
+        Err(Error::io(
+            format!("cache directory {}", dir.display()),
+            std::io::Error::new(std::io::ErrorKind::PermissionDenied, why),
+        ))
+    };
+    if !meta.is_dir() {
+        return refuse("not a directory (a symbolic link or a file is not followed)".into());
+    }
+    let me = uid()?;
+    if meta.uid() != me {
+        return refuse(format!(
+            "owned by user {}, not by this user ({me}): another user could replace its entries; choose a directory of your own",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return refuse(format!(
+            "mode {:04o} lets group or others write to it, so they could replace its entries (chmod 700 {})",
+            meta.mode() & 0o7777,
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Reads a whole file without following a symbolic link at `path`.
+fn read_nofollow(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut f = File::options().read(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// A name nobody can guess: 128 bits from the process's random hash keys,
+/// the process id, a counter and the time.
+fn random_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".tmp-{}-{n}", std::process::id()));
-    let result = File::create(&tmp).and_then(|mut f| {
+    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let word = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(salt);
+        h.write_u64(n);
+        h.write_u32(std::process::id());
+        h.write_u128(now);
+        h.finish()
+    };
+    format!("{:016x}{:016x}", word(1), word(2))
+}
+
+/// Writes `bytes` to a new temporary file in `dir` (created exclusively,
+/// `0600`, under a random name, never through a symbolic link), then
+/// renames it to `path`.
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = dir.join(format!(".tmp-{}", random_name()));
+    let created = File::options().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(&tmp);
+    let result = created.and_then(|mut f| {
         f.write_all(bytes)?;
         f.sync_data()
     });

@@ -12,6 +12,7 @@ use reqwest::blocking::{Client, RequestBuilder, Response};
 use reqwest::header::{HeaderMap, CONTENT_RANGE, ETAG, LAST_MODIFIED};
 use reqwest::StatusCode;
 
+use crate::storage::redact::{redact_text, redact_url};
 use crate::storage::TransportCounters;
 use rntuple_format::{Error, Result};
 
@@ -33,9 +34,11 @@ fn env_number(name: &str) -> Result<Option<f64>> {
     }
 }
 
-/// An I/O error about `url` with `kind`.
+/// An I/O error about `url` with `kind`; credentials in the URL and in the
+/// message are removed ([`redact_url`]).
 pub(crate) fn url_error(url: &str, kind: ErrorKind, message: impl Into<String>) -> Error {
-    Error::io(url.to_string(), std::io::Error::new(kind, message.into()))
+    let message = message.into();
+    Error::io(redact_url(url).into_owned(), std::io::Error::new(kind, redact_text(&message).into_owned()))
 }
 
 /// The status of an answer mapped to a clear error naming `url`.
@@ -47,7 +50,7 @@ pub(crate) fn status_error(url: &str, status: StatusCode, what: &str) -> Error {
     };
     let hint = match status {
         StatusCode::NOT_FOUND => " (no such file)",
-        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => " (access denied: check the token or credentials)",
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => " (access denied: check the credentials; a bearer token goes only over https:// to the hosts in RNTUPLE_TOKEN_HOSTS)",
         StatusCode::PRECONDITION_FAILED => " (the remote file changed since it was opened)",
         _ => "",
     };
@@ -68,7 +71,7 @@ impl From<Error> for Attempt {
 
 /// A `reqwest` error as an attempt: network trouble is transient.
 fn transport_attempt(e: reqwest::Error) -> Attempt {
-    let mut message = e.to_string();
+    let mut message = redact_text(&e.to_string()).into_owned();
     let mut source = std::error::Error::source(&e);
     while let Some(s) = source {
         message.push_str(": ");
@@ -82,7 +85,7 @@ fn transport_attempt(e: reqwest::Error) -> Attempt {
 #[derive(Debug)]
 pub(crate) struct Transport {
     pub client: Client,
-    /// The URL as the user gave it, for messages.
+    /// The URL as the user gave it without credentials, for messages.
     pub url: String,
     pub counters: TransportCounters,
     /// The timeout of one request (`RNTUPLE_HTTP_TIMEOUT`).
@@ -115,7 +118,7 @@ impl Transport {
         let client = builder.build().map_err(|e| url_error(url, ErrorKind::Other, format!("HTTP client: {e}")))?;
         Ok(Transport {
             client,
-            url: url.to_string(),
+            url: crate::storage::redact::redact_url(url).into_owned(),
             counters: TransportCounters::default(),
             timeout,
             retries,

@@ -64,7 +64,7 @@ impl DavSink {
         let spool = LocalSink::create(&spool_path).map_err(|e| e.within(&format!("the local spool of {url}")))?;
         Ok(DavSink {
             transport: Transport::new(url)?,
-            token: super::token::discover(),
+            token: super::token::for_url(url)?,
             url: parsed,
             temp,
             spool: Some(spool),

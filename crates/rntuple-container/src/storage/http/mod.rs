@@ -11,7 +11,8 @@
 //!   such a request with the whole file (`200`) or with one range is asked
 //!   range by range from then on, [`MAX_IN_FLIGHT`] requests at a time.
 //! * A bearer token found as WLCG tools find it ([`token`]) is sent as
-//!   `Authorization: Bearer`.
+//!   `Authorization: Bearer`, only over `https://` to the hosts the user
+//!   named in `RNTUPLE_TOKEN_HOSTS`.
 //! * Timeouts, retries, redirects and trusted certificates: [`client`].
 
 pub(crate) mod client;
@@ -19,7 +20,7 @@ mod dav;
 mod multipart;
 #[macro_use]
 pub(crate) mod ranged;
-mod token;
+pub mod token;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -83,7 +84,7 @@ pub struct HttpFile {
 impl HttpFile {
     /// Opens `url` (`http://` or `https://`).
     pub fn open(url: &str) -> Result<Self> {
-        let requests = HttpRequests { url: url.to_string(), token: token::discover() };
+        let requests = HttpRequests { url: url.to_string(), token: token::for_url(url)? };
         let object = Ranged::open(Transport::new(url)?, requests)?;
         Ok(HttpFile { object, multipart: AtomicBool::new(true) })
     }

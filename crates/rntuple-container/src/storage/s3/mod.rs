@@ -51,6 +51,42 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// Checks a bucket name before it becomes part of a host name or path
+/// (where `#`, `/`, `@` or `:` would send the request, signed, elsewhere).
+/// On AWS (`aws` true) the rules of "Bucket naming rules" (S3 User Guide):
+/// 3 to 63 characters, lower-case letters, digits, `.` and `-`, a letter or
+/// digit first and last, no `..`, not an IP address. A custom endpoint
+/// (MinIO, Ceph, ...) may allow the older, laxer names: 1 to 255 of
+/// letters, digits, `.`, `-` and `_`.
+fn check_bucket(bucket: &str, aws: bool) -> std::result::Result<(), String> {
+    if let Some(c) = bucket.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))) {
+        return Err(format!("the character {c:?} cannot appear in a bucket name"));
+    }
+    if !aws {
+        return match bucket.len() {
+            1..=255 => Ok(()),
+            n => Err(format!("{n} characters, more than 255")),
+        };
+    }
+    if !(3..=63).contains(&bucket.len()) {
+        return Err(format!("{} characters, not 3 to 63", bucket.len()));
+    }
+    if bucket.chars().any(|c| c.is_ascii_uppercase() || c == '_') {
+        return Err("upper-case letters and '_' are not allowed on AWS".into());
+    }
+    let edge_ok = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    if !edge_ok(bucket.chars().next()) || !edge_ok(bucket.chars().last()) {
+        return Err("it must begin and end with a letter or digit".into());
+    }
+    if bucket.contains("..") {
+        return Err("two dots in a row".into());
+    }
+    if bucket.parse::<std::net::Ipv4Addr>().is_ok() {
+        return Err("it is an IP address".into());
+    }
+    Ok(())
+}
+
 impl S3Requests {
     /// Resolves `s3://bucket/key` against the environment.
     fn new(url: &str) -> Result<Self> {
@@ -60,9 +96,10 @@ impl S3Requests {
         if bucket.is_empty() || key.is_empty() {
             return Err(bad("an S3 URL needs a bucket and a key: s3://bucket/key".into()));
         }
+        let endpoint = env("AWS_ENDPOINT_URL_S3").or_else(|| env("AWS_ENDPOINT_URL"));
+        check_bucket(bucket, endpoint.is_none()).map_err(|why| bad(format!("bucket name {bucket:?}: {why}")))?;
         let (credentials, region) = credentials::load();
         let key = sigv4::encode_path(key);
-        let endpoint = env("AWS_ENDPOINT_URL_S3").or_else(|| env("AWS_ENDPOINT_URL"));
         let path_style =
             endpoint.is_some() || env("RNTUPLE_S3_PATH_STYLE").is_some_and(|v| v != "0") || bucket.contains('.');
         let base = match endpoint {
@@ -178,5 +215,26 @@ impl Backend for S3Backend {
 
     fn create(&self, url: &str) -> Result<Box<dyn WriteSink>> {
         Ok(Box::new(S3Sink::create(url)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_bucket;
+
+    #[test]
+    fn bucket_names() {
+        for good in ["abc", "my-bucket.2024", "a1b"] {
+            assert_eq!(check_bucket(good, true), Ok(()), "{good}");
+        }
+        for bad in
+            ["evil.example#", "a/b", "user@b", "h:80", "ab", "Upper", "a_b", "-ab", "ab-", "a..b", "10.0.0.1", ""]
+        {
+            assert!(check_bucket(bad, true).is_err(), "{bad}");
+        }
+        assert_eq!(check_bucket("Legacy_Bucket", false), Ok(()));
+        for bad in ["evil.example#", "a/b", "u@b", "h:1", ""] {
+            assert!(check_bucket(bad, false).is_err(), "{bad}");
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rntuple_format::{Error, Location};
 
@@ -51,6 +51,34 @@ pub(super) struct Conn {
     next_stream: u16,
     url: String,
     scratch: Vec<u8>,
+    /// The longest one request may take, all its parts and waits included.
+    deadline: Duration,
+}
+
+/// The overall deadline of one request: `RNTUPLE_XROOTD_DEADLINE` seconds,
+/// else ten times the socket timeout (10 minutes by default). The socket
+/// timeout bounds each read; this bounds a server that keeps answering
+/// without finishing (endless `kXR_waitresp`, empty `kXR_oksofar` parts).
+pub(super) fn deadline_for(timeout: Duration) -> Duration {
+    std::env::var("RNTUPLE_XROOTD_DEADLINE")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(timeout.saturating_mul(10), Duration::from_secs_f64)
+}
+
+/// The error of a request past its deadline `limit`.
+pub(super) fn deadline_error(url: &str, limit: Duration) -> Error {
+    Error::io(
+        url.to_string(),
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "no complete answer within the request deadline of {:.1} s (RNTUPLE_XROOTD_DEADLINE)",
+                limit.as_secs_f64()
+            ),
+        ),
+    )
 }
 
 impl Conn {
@@ -72,7 +100,8 @@ impl Conn {
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
         stream.set_nodelay(true)?;
-        let mut conn = Conn { stream, next_stream: 1, url: url.to_string(), scratch: Vec::new() };
+        let deadline = deadline_for(timeout);
+        let mut conn = Conn { stream, next_stream: 1, url: url.to_string(), scratch: Vec::new(), deadline };
         conn.handshake()?;
         conn.login(user)?;
         Ok(conn)
@@ -172,7 +201,11 @@ impl Conn {
         sink: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
     ) -> Result<Reply, Fail> {
         let mut received = 0u64;
+        let end = Instant::now() + self.deadline;
         loop {
+            if Instant::now() > end {
+                return Err(Fail::Fatal(deadline_error(&self.url, self.deadline)));
+            }
             let mut h = [0u8; 8];
             self.stream.read_exact(&mut h)?;
             let mut hdr = ResponseHeader::parse(&h);
@@ -212,7 +245,7 @@ impl Conn {
                             location: Location::new(format!("{}: answer longer than asked for", self.url), None),
                         }));
                     }
-                    self.pump(dlen, sink)?;
+                    self.pump(dlen, end, sink)?;
                     if hdr.status == p::KXR_OK {
                         return Ok(Reply::Done);
                     }
@@ -253,11 +286,19 @@ impl Conn {
     }
 
     /// Streams `dlen` bytes of data to `sink` through the scratch buffer.
-    fn pump(&mut self, mut dlen: usize, sink: &mut dyn FnMut(&[u8]) -> Result<(), Fail>) -> Result<(), Fail> {
+    fn pump(
+        &mut self,
+        mut dlen: usize,
+        end: Instant,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
+    ) -> Result<(), Fail> {
         if self.scratch.len() < SCRATCH.min(dlen) {
             self.scratch.resize(SCRATCH.min(dlen), 0);
         }
         while dlen > 0 {
+            if Instant::now() > end {
+                return Err(Fail::Fatal(deadline_error(&self.url, self.deadline)));
+            }
             let n = dlen.min(SCRATCH);
             self.stream.read_exact(&mut self.scratch[..n])?;
             sink(&self.scratch[..n])?;

@@ -29,7 +29,7 @@ pub use write::XrootdSink;
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rntuple_format::{Error, Location, Result};
 
@@ -188,7 +188,7 @@ impl XrootdFile {
             .map(|_| Mutex::new(State { target: Target { host: host.clone(), port, opaque: None }, session: None }))
             .collect();
         let mut file = XrootdFile {
-            url: url.to_string(),
+            url: crate::storage::redact::redact_url(url).into_owned(),
             host,
             port,
             path,
@@ -239,10 +239,18 @@ impl XrootdFile {
     fn establish(&self, st: &mut State) -> std::result::Result<std::result::Result<Session, Reply>, Fail> {
         let t = &st.target;
         let mut conn = Conn::connect(&t.host, t.port, &self.user, self.timeout, &self.url)?;
+        // The URL's own opaque data may carry credentials (`authz=`): they
+        // go to the URL's host and to hosts the user opted into, not to any
+        // host a server redirects to.
+        let own = if t.host.eq_ignore_ascii_case(&self.host) || crate::storage::http::token::host_opted_in(&t.host) {
+            self.path.clone()
+        } else {
+            crate::storage::redact::without_credentials(&self.path)
+        };
         let path = match &t.opaque {
-            Some(o) if self.path.contains('?') => format!("{}&{o}", self.path),
-            Some(o) => format!("{}?{o}", self.path),
-            None => self.path.clone(),
+            Some(o) if own.contains('?') => format!("{own}&{o}"),
+            Some(o) => format!("{own}?{o}"),
+            None => own,
         };
         let mut body = Vec::new();
         let reply = conn.call(|s| p::open(s, &path), 64 << 10, &mut |b| {
@@ -291,7 +299,12 @@ impl XrootdFile {
     /// needed, follows redirects, honours waits, retries broken connections.
     fn run(&self, st: &mut State, what: &str, offset: Option<u64>, op: &mut Op<'_>) -> Result<()> {
         let (mut redirects, mut waits, mut retries) = (0u32, 0u32, 0u32);
+        let deadline = client::deadline_for(self.timeout);
+        let started = Instant::now();
         loop {
+            if started.elapsed() > deadline {
+                return Err(client::deadline_error(&self.context(what, offset), deadline));
+            }
             let outcome = match st.session.as_mut() {
                 Some(s) => op(&mut s.conn, s.fhandle),
                 None => match self.establish(st) {
@@ -330,7 +343,9 @@ impl XrootdFile {
                             ),
                         ));
                     }
-                    std::thread::sleep(Duration::from_secs(u64::from(secs.min(MAX_WAIT_SECONDS))));
+                    let wait = Duration::from_secs(u64::from(secs.min(MAX_WAIT_SECONDS)));
+                    // Never sleep past the deadline: wake to report it.
+                    std::thread::sleep(wait.min(deadline.saturating_sub(started.elapsed()) + Duration::from_millis(1)));
                 }
                 Ok(Reply::Error(code, msg)) => return Err(self.server_error(code, &msg, what, offset)),
                 Err(Fail::Fatal(e)) => return Err(e),
