@@ -19,8 +19,11 @@ use rntuple_format::Error;
 /// between them.
 type Answer = dyn Fn(u16, &[u8]) -> (Vec<(u16, Vec<u8>)>, Duration) + Send + Sync;
 
+/// The requests a fake saw: code and body.
+type Seen = Arc<Mutex<Vec<(u16, Vec<u8>)>>>;
+
 /// A fake server on 127.0.0.1; every request's code and body is recorded.
-fn fake(answer: Arc<Answer>) -> (u16, Arc<Mutex<Vec<(u16, Vec<u8>)>>>) {
+fn fake(answer: Arc<Answer>) -> (u16, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Vec::new()));
