@@ -93,8 +93,17 @@ impl Inspected {
 }
 
 /// Adds `layout_regions` and `Inspected` to the extension module.
+/// `redact_url(url) -> str`: `url` without its credentials (userinfo, and the
+/// values of token, signature and key parameters), as every page, message
+/// and report shows URLs (`rntuple_container::storage::redact_url`).
+#[pyfunction]
+fn redact_url(url: &str) -> String {
+    rntuple::container::storage::redact_url(url).into_owned()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layout_regions, m)?)?;
+    m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_class::<Inspected>()?;
     Ok(())
 }

@@ -165,7 +165,8 @@ pub(crate) fn new_err(kind: Kind, msg: impl Into<String>) -> PyErr {
 
 /// The one mapping of the Rust error onto the hierarchy.
 pub(crate) fn to_py(e: Error) -> PyErr {
-    let msg = e.to_string();
+    // No credential (userinfo, token, signature) of a URL reaches Python.
+    let msg = rntuple::container::storage::redact_text(&e.to_string()).into_owned();
     match e {
         Error::OutOfSpec { .. } => FormatError::new_err(msg),
         Error::Truncated { .. } => TruncatedError::new_err(msg),
@@ -193,7 +194,9 @@ pub(crate) fn to_py(e: Error) -> PyErr {
 /// [`to_py`] for the write path: the caller's invalid arguments are `WriteError`s there.
 pub(crate) fn to_py_write(e: Error) -> PyErr {
     match e {
-        Error::InvalidArgument { .. } => new_err(Kind::Write, e.to_string()),
+        Error::InvalidArgument { .. } => {
+            new_err(Kind::Write, rntuple::container::storage::redact_text(&e.to_string()).into_owned())
+        }
         other => to_py(other),
     }
 }

@@ -243,7 +243,8 @@ fn report(result: Result<(), Failure>) -> i32 {
         Ok(()) => 0,
         Err(Failure { status, message }) => {
             if let Some(m) = message {
-                eprintln!("rntuple: error: {m}");
+                // No credential of a URL in a message.
+                eprintln!("rntuple: error: {}", rntuple::container::storage::redact_text(&m));
             }
             status
         }

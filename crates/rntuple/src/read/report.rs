@@ -91,7 +91,8 @@ fn bytes(n: u64) -> String {
 impl fmt::Display for IoReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let io = &self.io;
-        writeln!(f, "rntuple I/O report: {} ({})", self.location, self.name)?;
+        let location = rntuple_container::storage::redact_url(&self.location);
+        writeln!(f, "rntuple I/O report: {location} ({})", self.name)?;
         writeln!(f, "  requests:     {} in {} vectored reads, {} pages", io.requests, io.vectored_calls, io.pages)?;
         if let Some(w) = &self.wire {
             writeln!(

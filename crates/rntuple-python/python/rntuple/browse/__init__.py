@@ -21,6 +21,7 @@ import os
 import sys
 from typing import Any
 
+from .. import _lib
 from ._server import ASSETS, BrowseServer, asset
 from ._source import Source
 
@@ -82,7 +83,7 @@ def page_html(source: Source) -> str:
     )
     script = asset("app.js").replace("</script", "<\\/script")
     page = page.replace('<script src="static/app.js"></script>', "<script>\n" + script + "\n</script>")
-    page = page.replace("<title>rntuple browse</title>", f"<title>{html.escape(source.path)} - rntuple browse</title>")
+    page = page.replace("<title>rntuple browse</title>", f"<title>{html.escape(source.shown)} - rntuple browse</title>")
     return page.replace("<!--DATA-->", f'<script id="rntuple-data" type="application/json">{text}</script>')
 
 
@@ -116,7 +117,8 @@ def main(args: dict[str, Any]) -> None:
             file=sys.stderr,
         )
     server = serve(args["target"], host=host, port=args.get("port") or 0, verify_checksums=verify)
-    print(f"rntuple browse: serving {args['target']} at {server.url} (Ctrl-C stops)", flush=True)
+    shown = _lib.redact_url(args["target"])
+    print(f"rntuple browse: serving {shown} at {server.url} (Ctrl-C stops)", flush=True)
     try:
         if not args.get("no_browser"):
             import webbrowser

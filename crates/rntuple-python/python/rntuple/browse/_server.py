@@ -9,6 +9,13 @@ with unknown or repeated parameters, a non-integer where an integer belongs,
 or an RNTuple / field the file does not have is 400 or 404. On a loopback
 address, requests whose ``Host`` is not a loopback name are refused (403):
 a web page elsewhere cannot reach the server through DNS rebinding.
+
+Work per request is bounded: at most :data:`MAX_THREADS` requests are
+handled at once (more connections wait in the listen queue), a connection
+that sends nothing for :attr:`BrowseServer.request_timeout` seconds is
+closed, and a histogram (a read of a whole column) is computed once per
+field and bin count, one at a time, and then answered from a cache
+(:mod:`._source`).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ._source import Source
 
-__all__ = ["ASSETS", "BrowseServer", "asset"]
+__all__ = ["ASSETS", "MAX_THREADS", "BrowseServer", "asset"]
 
 #: The static files of the page: name -> content type.
 ASSETS = {
@@ -31,6 +38,8 @@ ASSETS = {
     "style.css": "text/css; charset=utf-8",
 }
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+#: Requests handled at once (threads); further connections wait.
+MAX_THREADS = 8
 
 # Parameters of each API route: name -> integer?
 _ROUTES: dict[str, dict[str, bool]] = {
@@ -56,6 +65,11 @@ class _Handler(BaseHTTPRequestHandler):
     server: BrowseServer
     server_version = "rntuple-browse"
     sys_version = ""
+
+    def setup(self) -> None:
+        # A client that stalls holds a thread for this long at most.
+        super().setup()
+        self.connection.settimeout(self.server.request_timeout)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         if self.server.verbose:
@@ -176,6 +190,24 @@ class BrowseServer(ThreadingHTTPServer):
         self.loopback = host.strip("[]") in ("127.0.0.1", "localhost", "::1")
         self.page = asset("index.html").replace("<!--DATA-->", "")
         self._thread: threading.Thread | None = None
+        #: Seconds a connection may stay silent before it is closed.
+        self.request_timeout: float = 30.0
+        self._slots = threading.BoundedSemaphore(MAX_THREADS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Hands the request to a thread once one of :data:`MAX_THREADS` slots is free."""
+        self._slots.acquire()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     @property
     def url(self) -> str:

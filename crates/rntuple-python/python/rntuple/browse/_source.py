@@ -29,6 +29,8 @@ CLUSTERS_IN_VIEW = 16
 MAX_VALUES = 1000
 #: Most histogram bins.
 MAX_BINS = 1000
+#: Histograms kept (per RNTuple, field and bin count); the oldest goes first.
+CACHED_HISTOGRAMS = 64
 
 
 def _error_text(err: BaseException) -> str:
@@ -40,6 +42,8 @@ class Source:
 
     def __init__(self, path: str, first: str | None = None, verify_checksums: bool = True) -> None:
         self.path = path
+        #: The path or URL as shown (on the page, in its title): without credentials.
+        self.shown = _lib.redact_url(path)
         self.first = first
         self.verify_checksums = verify_checksums
         self._lock = threading.Lock()
@@ -47,6 +51,9 @@ class Source:
         self._ntuples: dict[str, Any] = {}
         self._file: Any = None
         self._summary: dict[str, Any] | None = None
+        self._histograms: dict[tuple[str, str, int], dict[str, Any]] = {}
+        # One histogram (a read of a whole column) computed at a time.
+        self._histogram_lock = threading.Lock()
 
     # -- structure ----------------------------------------------------------
 
@@ -60,7 +67,7 @@ class Source:
 
     def _load_summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "file": self.path,
+            "file": self.shown,
             "file_size": None,
             "regions": [],
             "error": None,
@@ -169,11 +176,23 @@ class Source:
         }
 
     def histogram(self, name: str, field: str, bins: int) -> dict[str, Any]:
-        """A histogram of every value of a numeric field (collections flattened)."""
+        """A histogram of every value of a numeric field (collections flattened):
+        computed once per field and bin count, one at a time, then cached."""
+        bins = max(1, min(bins, MAX_BINS))
+        key = (name, field, bins)
+        with self._histogram_lock:
+            cached = self._histograms.get(key)
+            if cached is None:
+                cached = self._histogram(name, field, bins)
+                if len(self._histograms) >= CACHED_HISTOGRAMS:
+                    self._histograms.pop(next(iter(self._histograms)))
+                self._histograms[key] = cached
+            return cached
+
+    def _histogram(self, name: str, field: str, bins: int) -> dict[str, Any]:
         import awkward as ak
         import numpy as np
 
-        bins = max(1, min(bins, MAX_BINS))
         column = self._read(name, field, None, None)
         try:
             flat = ak.flatten(column, axis=None) if column.ndim > 1 else column
