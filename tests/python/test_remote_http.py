@@ -269,3 +269,21 @@ def test_a_lying_server_is_never_believed(liar, events, mode, message):
     liar.requests = 0
     with pytest.raises(OSError, match=re.escape(url) + ".*" + message):
         rntuple.open(url)["Events"].arrays(COLUMNS)
+
+
+def test_a_handle_whose_url_carries_credentials_is_not_pickled(nginx, monkeypatch):
+    import pickle
+
+    plain = rntuple.open(nginx.url("events.root"))
+    assert pickle.loads(pickle.dumps(plain["Events"])).num_entries == 1000
+    url = nginx.url("events.root") + "?X-Amz-Credential=AKIA77&X-Amz-Signature=5ec7e7"
+    f = rntuple.open(url)
+    for handle in (f, f["Events"]):
+        with pytest.raises(pickle.PicklingError, match="RNTUPLE_PICKLE_CREDENTIALS") as err:
+            pickle.dumps(handle)
+        assert "5ec7e7" not in str(err.value) and "X-Amz-Signature=REDACTED" in str(err.value)
+    # The user's explicit choice: then the URL travels as given.
+    monkeypatch.setenv("RNTUPLE_PICKLE_CREDENTIALS", "1")
+    data = pickle.dumps(f["Events"])
+    assert b"5ec7e7" in data
+    assert pickle.loads(data).num_entries == 1000

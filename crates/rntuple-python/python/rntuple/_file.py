@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _lib
+from ._credentials import picklable_location
 from ._errors import StateError, WrongTypeError, unknown_name_error
 from ._fields import Field
 from ._filters import Filter, make_filter
@@ -101,7 +102,7 @@ class File:
             raise StateError(f"file {self._path!r} is closed and cannot be pickled")
         if self._location is None:
             raise WrongTypeError(f"file {self._path!r} was opened from a file-like object and cannot be pickled")
-        return (_reopen_file, (self._location, dict(self._options)))
+        return (_reopen_file, (picklable_location(self._location), dict(self._options)))
 
     def __enter__(self) -> File:
         return self

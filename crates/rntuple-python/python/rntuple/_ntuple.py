@@ -15,6 +15,7 @@ import pyarrow as pa
 from . import _lib
 from ._awkward import batch_to_layout
 from ._computed import compile_selection
+from ._credentials import picklable_location
 from ._errors import InvalidArgumentError, WrongTypeError, unknown_name_error
 from ._fields import Field, build_fields, iter_fields
 from ._filters import Filter, make_filter, parse_memory_size, parse_step_size
@@ -81,7 +82,8 @@ class RNTuple:
             raise WrongTypeError(
                 f"{self!r} was not obtained from a file (rntuple.open(...)[name]) and cannot be pickled"
             )
-        return (self._reopen, self._origin)
+        location, name, options = self._origin
+        return (self._reopen, (picklable_location(location), name, options))
 
     def __repr__(self) -> str:
         where = f" in {self._file_path!r}" if self._file_path else ""
