@@ -23,6 +23,8 @@
 //! byte range before it asks (DESIGN.md, "Remote storage").
 
 pub mod cache;
+#[doc(hidden)]
+pub mod fuzzing;
 mod hints;
 #[macro_use]
 pub mod http;

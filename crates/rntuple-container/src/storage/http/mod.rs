@@ -17,7 +17,7 @@
 
 pub(crate) mod client;
 mod dav;
-mod multipart;
+pub(crate) mod multipart;
 #[macro_use]
 pub(crate) mod ranged;
 pub mod token;

@@ -558,3 +558,49 @@ mod tests {
         }
     }
 }
+
+/// The parsers of this backend for `storage::fuzzing`.
+pub(crate) mod fuzzing {
+    use super::client::Fail;
+    use super::protocol as p;
+    use super::readv::{batches, plan, ReadvParser};
+
+    pub(crate) fn readv(ranges: &[(u64, usize)], answer: &[u8], splits: &[usize]) -> Result<Vec<u8>, String> {
+        let total = ranges.iter().try_fold(0usize, |a, r| a.checked_add(r.1)).ok_or("ranges too long")?;
+        let mut out = vec![0u8; total];
+        let pieces = plan(ranges);
+        let mut rest = answer;
+        for (batch, region) in batches(&pieces, &mut out) {
+            let mut parser = ReadvParser::new(&batch);
+            let mut i = 0usize;
+            while !rest.is_empty() {
+                let n = splits.get(i % splits.len().max(1)).copied().unwrap_or(rest.len()).clamp(1, rest.len());
+                i += 1;
+                parser.feed(&rest[..n], region, "fuzz").map_err(|f| match f {
+                    Fail::Io(e) => e.to_string(),
+                    Fail::Fatal(e) => e.to_string(),
+                })?;
+                rest = &rest[n..];
+                if parser.missing().is_none() {
+                    break;
+                }
+            }
+            if let Some((offset, len, _)) = parser.missing() {
+                return Err(format!("short answer: {len} bytes at {offset} missing"));
+            }
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn bodies(body: &[u8]) {
+        let _ = p::error_body(body);
+        let _ = p::wait_body(body);
+        let _ = p::redirect_body(body);
+        let _ = p::open_body(body);
+        let _ = p::stat_body(body);
+        let _ = p::text(body);
+        if let Some(h) = body.get(..8).and_then(|h| <&[u8; 8]>::try_from(h).ok()) {
+            let _ = p::ResponseHeader::parse(h);
+        }
+    }
+}
