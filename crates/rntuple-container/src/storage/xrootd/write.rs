@@ -67,7 +67,7 @@ impl XrootdSink {
         }
         let user = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "rntuple".into());
         let mut sink = XrootdSink {
-            url: url.to_string(),
+            url: crate::storage::redact::redact_url(url).into_owned(),
             target: (host.clone(), port),
             host,
             port,
