@@ -86,9 +86,27 @@ impl Nginx {
         format!("{}://127.0.0.1:{}/{path}", self.scheme, self.port)
     }
 
-    /// The requests nginx logged: `METHOD URI "RANGE" STATUS`.
+    /// The requests nginx logged: `METHOD URI "RANGE" STATUS`. nginx writes
+    /// a line after the answer is sent, so the client may be faster: the log
+    /// is read until it stays the same for 100 ms.
     fn log(&self) -> Vec<String> {
-        std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default().lines().map(str::to_string).collect()
+        let read = || -> Vec<String> {
+            std::fs::read_to_string(self.dir.join("access.log"))
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        };
+        let mut last = read();
+        for _ in 0..50 {
+            std::thread::sleep(Duration::from_millis(100));
+            let now = read();
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        last
     }
 }
 
