@@ -64,7 +64,12 @@ impl<'a> Parts<'a> {
             let (first, last, _) = parse_content_range(&range)
                 .ok_or(format!("part at byte {pos}: bad Content-Range '{}'", range.trim()))?;
             let start = headers_end + 4;
-            let len = usize::try_from(last - first + 1).map_err(|_| format!("part at byte {pos}: absurd range"))?;
+            // A range ending at u64::MAX has no end offset: refused, never wrapped.
+            let len = (last - first)
+                .checked_add(1)
+                .filter(|_| last < u64::MAX)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or(format!("part at byte {pos}: absurd range {first}-{last}"))?;
             let data = start
                 .checked_add(len)
                 .and_then(|end| body.get(start..end))
@@ -84,9 +89,11 @@ impl<'a> Parts<'a> {
     /// Copies the bytes at `offset..offset + out.len()` from the part that
     /// holds them; false when no part does.
     pub fn copy_range(&self, offset: u64, out: &mut [u8]) -> bool {
+        let Some(want_end) = offset.checked_add(out.len() as u64) else { return false };
         for &(first, data) in &self.parts {
-            let end = first + data.len() as u64;
-            if first <= offset && offset + out.len() as u64 <= end {
+            // `parse` keeps `first + len` below u64::MAX.
+            let end = first.saturating_add(data.len() as u64);
+            if first <= offset && want_end <= end {
                 let at = (offset - first) as usize;
                 out.copy_from_slice(&data[at..at + out.len()]);
                 return true;
@@ -122,6 +129,20 @@ abcd\r\n--B1\r\nContent-Range: bytes 0-2/100\r\n\r\nxyz\r\n--B1--\r\n";
         assert!(parts.copy_range(0, &mut out));
         assert_eq!(&out, b"xyz");
         assert!(!parts.copy_range(12, &mut out), "13..15 is not in any part");
+    }
+
+    #[test]
+    fn ranges_at_the_end_of_u64_are_refused_not_wrapped() {
+        // Found by reading, before fuzz/regressions/http_multipart/u64_max_range.
+        for range in ["bytes 0-18446744073709551615/*", "bytes 18446744073709551615-18446744073709551615/*"] {
+            let body = format!("--B\r\nContent-Range: {range}\r\n\r\nx\r\n--B--\r\n");
+            assert!(Parts::parse(body.as_bytes(), "B").is_err(), "{range}");
+        }
+        let body = b"--B\r\nContent-Range: bytes 18446744073709551614-18446744073709551614/*\r\n\r\nx\r\n--B--\r\n";
+        let parts = Parts::parse(body, "B").unwrap();
+        let mut out = [0u8; 2];
+        assert!(!parts.copy_range(u64::MAX - 1, &mut out));
+        assert!(parts.copy_range(u64::MAX - 1, &mut out[..1]));
     }
 
     #[test]
