@@ -98,3 +98,45 @@ def test_polars_from_arrow_equals_arrays_pa(clustered):
     series = pl.from_arrow(nt)
     assert series.struct.unnest().equals(expected)
     assert got["pt"].list.sum().sum() == pytest.approx(ak.sum(nt.arrays(["pt"]).pt))
+
+
+@pytest.fixture(scope="module")
+def twenty(tmp_path_factory) -> str:
+    """Twenty float64 columns of equal size (random: incompressible), in four clusters."""
+    import numpy as np
+
+    rng = np.random.default_rng(27)
+    n = 40_000
+    data = {f"c{i:02d}": rng.normal(size=n) for i in range(20)}
+    path = tmp_path_factory.mktemp("polars") / "twenty.root"
+    return write_in_clusters(path, "T", data, [10_000] * 4)
+
+
+def test_scan_polars_equals_the_eager_frame(clustered):
+    pl = pytest.importorskip("polars")
+    lazy = rntuple.scan_polars(f"{clustered}:Events")
+    assert lazy.collect().equals(pl.DataFrame(rntuple.open(clustered)["Events"]))
+    got = lazy.filter(pl.col("event") % 7 == 3).select("tag", "event").collect()
+    expected = pl.DataFrame(rntuple.open(clustered)["Events"]).filter(pl.col("event") % 7 == 3).select("tag", "event")
+    assert got.equals(expected) and got.height == 14
+    assert rntuple.scan_polars(clustered).head(3).collect()["event"].to_list() == [0, 1, 2]
+
+
+def test_scan_polars_pushes_projection_and_slice_down(twenty):
+    """One column of twenty reads at most 1.2/20 of the bytes all of them read (``io_stats``), and
+    ``head`` reads the first cluster only."""
+    pl = pytest.importorskip("polars")
+    nt = rntuple.open(twenty)["T"]
+    nt.reset_io_stats()
+    everything = rntuple.scan_polars(nt).collect()
+    total = nt.io_stats()["bytes_read"]
+    assert everything.width == 20 and everything.height == 40_000
+    nt.reset_io_stats()
+    one = rntuple.scan_polars(nt).select(pl.col("c07").sum()).collect()
+    read = nt.io_stats()["bytes_read"]
+    assert one.item() == pytest.approx(float(everything["c07"].sum()))
+    assert 0 < read <= total * 1.2 / 20, (read, total)
+    nt.reset_io_stats()
+    first = rntuple.scan_polars(nt).select("c00").head(100).collect()
+    assert first.height == 100
+    assert 0 < nt.io_stats()["bytes_read"] <= read / 4 * 1.2
