@@ -140,3 +140,14 @@ def test_scan_polars_pushes_projection_and_slice_down(twenty):
     first = rntuple.scan_polars(nt).select("c00").head(100).collect()
     assert first.height == 100
     assert 0 < nt.io_stats()["bytes_read"] <= read / 4 * 1.2
+
+
+def test_a_chain_is_a_stream_too(clustered):
+    duckdb = pytest.importorskip("duckdb")
+    chain = rntuple.chain([f"{clustered}:Events", f"{clustered}:Events"])
+    expected = chain.arrays(library="pa")
+    got = pa.table(chain)
+    assert got.num_rows == 200 and got.equals(expected)
+    picked = pa.RecordBatchReader.from_stream(chain, schema=pa.schema([expected.schema.field("tag")])).read_all()
+    assert picked.column_names == ["tag"] and picked.column("tag").equals(expected.column("tag"))
+    assert duckdb.sql("select count(*) from chain where event < 10").fetchall() == [(20,)]

@@ -145,3 +145,20 @@ def test_the_command_suggests_names():
         assert p.returncode == 1 and "did you mean 'EventData'" in p.stderr, p.stderr
     p = _cli("dump", f"{NANO}:Events", "--fields", "nMuonn")
     assert p.returncode == 1 and "no field 'nMuonn'; did you mean 'nMuon'" in p.stderr, p.stderr
+
+
+def test_setitem_then_extend_appends_as_in_uproot(tmp_path):
+    """``f["Events"] = a; f["Events"].extend(b)``: uproot's way to append, while the file is open."""
+    path = str(tmp_path / "append.root")
+    with rntuple.recreate(path) as f:
+        f["Events"] = {"x": np.arange(3)}
+        f["Events"].extend({"x": np.arange(3, 5)})
+        with pytest.raises(KeyError, match="did you mean 'Events'"):
+            f["Evnts"]
+        f["Events"].close()
+        with pytest.raises(ValueError, match="is closed: it cannot be extended"):
+            f["Events"].extend({"x": np.arange(2)})
+    assert rntuple.open(path)["Events"].arrays().x.tolist() == [0, 1, 2, 3, 4]
+    import uproot
+
+    assert uproot.open(path)["Events"].arrays().x.tolist() == [0, 1, 2, 3, 4]

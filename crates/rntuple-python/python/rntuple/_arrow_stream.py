@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from ._errors import unknown_name_error
 
-__all__ = ["record_batch_reader"]
+__all__ = ["chain_reader", "record_batch_reader"]
 
 
 def _requested(requested_schema: Any) -> pa.Schema | None:
@@ -64,6 +64,23 @@ def record_batch_reader(ntuple: Any, requested_schema: Any = None) -> pa.RecordB
             table = ntuple.arrays(names, entry_start=start, entry_stop=stop, library="pa")
             if wanted is not None and table.schema != wanted:
                 table = table.cast(wanted)
+            yield from table.to_batches()
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def chain_reader(chain: Any, requested_schema: Any = None) -> pa.RecordBatchReader:
+    """A reader of a ``Chain``'s fields (or of those ``requested_schema`` names), one batch per
+    step of ``chain.iterate(step_size="100 MB")`` (whole clusters, never two files), in the
+    types of ``chain.arrays(library="pa")``."""
+    wanted = _requested(requested_schema)
+    names = None if wanted is None else list(wanted.names)
+    schema = wanted if wanted is not None else chain.arrays(entry_start=0, entry_stop=0, library="pa").schema
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for table in chain.iterate(names, library="pa"):
+            if table.schema != schema:
+                table = table.cast(schema)
             yield from table.to_batches()
 
     return pa.RecordBatchReader.from_batches(schema, batches())
