@@ -225,7 +225,7 @@ def test_rntuple_metadata() -> None:
     clusters = nt.clusters
     assert clusters[0].first_entry == 0
     assert sum(c.num_entries for c in clusters) == nt.num_entries
-    assert repr(nt).startswith("<RNTuple 'ntuple' (5 entries, 4 fields)")
+    assert repr(nt).startswith("<RNTuple 'ntuple' (5 entries, 4 top-level fields)")
 
 
 def test_show_prints(capsys) -> None:

@@ -88,8 +88,10 @@ def test_steps_align_with_clusters(dataset: list[str]) -> None:
         (dataset[2], 60, 100),
     ]
     assert got == want
-    # A cluster bigger than the step is split into the fewest equal pieces.
+    # A cluster bigger than the step is split into the fewest pieces, sizes differing by one at most.
     assert plan_steps([(0, 100, 0.0)], 0, 100, 30) == [(0, 25), (25, 50), (50, 75), (75, 100)]
+    assert plan_steps([(0, 10, 0.0)], 0, 10, 3) == [(0, 3), (3, 6), (6, 8), (8, 10)]
+    assert plan_steps([(0, 200, 0.0)], 0, 200, 150) == [(0, 100), (100, 200)]
     assert plan_steps([(0, 10, 0.0), (10, 10, 0.0)], 5, 15, 100) == [(5, 15)]
 
 

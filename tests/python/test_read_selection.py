@@ -18,6 +18,13 @@ LVS = os.path.join(DATA, "test_int_vfloat_tlv_vtlv_rntuple_v1-0-0-0.root")
 PHYSLITE = os.path.join(DATA, "uproot-physlite-rntuple_v1-0-0-0.root")
 
 
+def _as_expressions(theirs: ak.Array, names: list[str]) -> ak.Array:
+    """uproot's ``arrays(filter_name=names)`` as our ``arrays(names)`` gives it: the top-level
+    fields ``names`` start with, in their order (docs/reading.md, "Selecting fields")."""
+    tops = list(dict.fromkeys(n.split(".", 1)[0] for n in names))
+    return ak.zip({t: theirs[t] for t in tops}, depth_limit=1)
+
+
 def _same(ours: ak.Array, theirs: ak.Array) -> None:
     assert ours.fields == theirs.fields
     assert str(ours.type) == str(theirs.type)
@@ -38,10 +45,10 @@ def test_subfields_of_record_collections_as_uproot(names):
     gives a jagged array of floats inside the collection's records, as uproot reads it."""
     ours = rntuple.open(LVS)["ntuple"]
     theirs = uproot.open(LVS)["ntuple"]
-    _same(ours.arrays(names), theirs.arrays(filter_name=names))
+    _same(ours.arrays(names), _as_expressions(theirs.arrays(filter_name=names), names))
     _same(ours.arrays(filter_name=names), theirs.arrays(filter_name=names))
     some = {"entry_start": 1, "entry_stop": 4}
-    _same(ours.arrays(names, **some), theirs.arrays(filter_name=names, **some))
+    _same(ours.arrays(names, **some), _as_expressions(theirs.arrays(filter_name=names, **some), names))
 
 
 def test_collection_subfield_values_are_those_root_wrote():
@@ -70,9 +77,10 @@ def test_a_name_also_selects_subfields_of_that_name_as_uproot(tmp_path):
     ours = rntuple.open(path)["Events"]
     theirs = uproot.open(path)["Events"]
     for names in (["x"], ["y"], ["r.x"], ["v.z", "y"], ["t.0"], ["t"], ["r", "x"]):
-        _same(ours.arrays(names), theirs.arrays(filter_name=names))
         _same(ours.arrays(filter_name=names), theirs.arrays(filter_name=names))
-    assert ours.arrays(["x"]).fields == ["x", "r", "v"]
+        _same(ours.arrays(names), _as_expressions(theirs.arrays(filter_name=names), names))
+    assert ours.arrays(filter_name=["x"]).fields == ["x", "r", "v"]
+    assert ours.arrays(["x"]).fields == ["x"]  # an expression is a name or a path, exactly
 
 
 def test_a_few_names_of_a_wide_rntuple_build_their_trees_only():
@@ -89,13 +97,28 @@ def test_a_few_names_of_a_wide_rntuple_build_their_trees_only():
     assert ours._fields is not None
 
 
-def test_a_name_of_imported_nanoaod_also_selects_the_collection_member_of_that_name():
+def test_a_name_of_imported_nanoaod_as_filter_also_selects_the_collection_member_of_that_name():
     """ROOT's importer stores ``Muon_pt`` both as a top-level projected field and as a member of
-    ``_collection15``: uproot's filter brings both, and so do we, building those two trees only."""
+    ``_collection15``: uproot's filter brings both, and so does ``filter_name``, building those
+    two trees only; as an expression, ``Muon_pt`` is that field alone."""
     ours = rntuple.open(NANO)["Events"]
     theirs = uproot.open(NANO)["Events"]
     names = ["Muon_pt", "nMuon"]
-    got = ours.arrays(names)
+    got = ours.arrays(filter_name=names)
     assert ours._fields is None
     assert got.fields == ["_collection15", "Muon_pt", "nMuon"]
     _same(got, theirs.arrays(filter_name=names))
+    assert ours.arrays(["nMuon", "Muon_pt"]).fields == ["nMuon", "Muon_pt"]
+    assert ours._fields is None
+
+
+def test_a_cut_never_changes_which_fields_come_back():
+    """Issue 27: with ``cut=`` the same fields as without, in the same order, only fewer entries."""
+    nt = rntuple.open(NANO)["Events"]
+    for kwargs in ({"expressions": ["nMuon", "Muon_pt"]}, {"filter_name": ["nMuon", "Muon_pt"]}):
+        plain = nt.arrays(**kwargs)
+        cut = nt.arrays(**kwargs, cut="nMuon > 0")
+        assert cut.fields == plain.fields
+        assert cut.tolist() == plain[plain.nMuon > 0].tolist()
+        assert 0 < len(cut) < len(plain)
+    assert nt.arrays(["Muon_pt", "nMuon"], cut="nMuon > 0", how="zip").fields == ["nMuon", "Muon"]

@@ -166,9 +166,9 @@ def written(tmp_path_factory):
 def _counts(nt) -> tuple[int, int]:
     out = io.StringIO()
     nt.show(out)
-    m = re.search(r"physical columns: (\d+), alias columns: (\d+)", out.getvalue())
+    m = re.search(r"fields \(\d+ top-level\), (\d+) columns(?: \(\+(\d+) alias\))?", out.getvalue())
     assert m, out.getvalue()[:500]
-    return int(m.group(1)), int(m.group(2))
+    return int(m.group(1)), int(m.group(2) or 0)
 
 
 def test_the_importer_layout_is_reproduced(written):

@@ -63,7 +63,7 @@ fn dump_takes_negative_entries_like_draw_and_python() {
 #[test]
 fn inspect_names_imported_nanoaod_fields_as_users_know_them() {
     let file = data("cmsopendata2015_ttbar_19980_NANOAOD_RNTupleImporter_rntuple_v1-0-0-1.root");
-    let o = rntuple(&["inspect", &file, "--top", "0"]);
+    let o = rntuple(&["inspect", &file, "--top", "0", "--wide"]); // whole types
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     let table: Vec<&str> = out

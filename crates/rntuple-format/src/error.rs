@@ -80,7 +80,7 @@ pub enum Error {
     Internal { message: String },
 
     /// An I/O error of the underlying storage.
-    #[error("I/O error reading {context}: {source}")]
+    #[error("I/O error {context}: {source}")]
     Io {
         context: String,
         #[source]

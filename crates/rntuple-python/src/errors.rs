@@ -178,15 +178,26 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::InvalidArgument { .. } => new_err(Kind::InvalidArgument, msg),
         Error::State { .. } => new_err(Kind::State, msg),
         Error::Internal { .. } => InternalError::new_err(msg),
-        Error::Io { source, .. } => new_err(
-            match source.kind() {
+        Error::Io { source, .. } => {
+            let kind = match source.kind() {
                 std::io::ErrorKind::NotFound => Kind::MissingFile,
                 std::io::ErrorKind::PermissionDenied => Kind::PermissionDenied,
                 std::io::ErrorKind::IsADirectory => Kind::Directory,
                 _ => Kind::Storage,
-            },
-            msg,
-        ),
+            };
+            // Python names the errno as `.errno`; the text keeps Rust's "(os error 2)" out
+            let text = match source.raw_os_error() {
+                Some(n) => msg.replace(&format!(" (os error {n})"), ""),
+                None => msg,
+            };
+            let err = new_err(kind, text);
+            if let Some(n) = source.raw_os_error() {
+                Python::attach(|py| {
+                    let _ = err.value(py).setattr("errno", n);
+                });
+            }
+            err
+        }
         _ => RNTupleError::new_err(msg),
     }
 }

@@ -109,6 +109,14 @@ impl RNTuple {
         &self.inner.descriptor().description
     }
 
+    /// (top-level fields, fields in all, physical columns, alias columns): the counts `rntuple show`
+    /// and `inspect` print, without building the field tree.
+    #[getter]
+    fn counts(&self) -> (usize, usize, usize, usize) {
+        let d = self.inner.descriptor();
+        (self.inner.schema().fields.len(), d.fields.len(), d.columns.len(), d.alias_columns.len())
+    }
+
     /// The top-level fields as typed trees (`FieldInfo`), in schema order;
     /// with `names`, only the top-level fields of those names (a read of a
     /// few fields of a wide RNTuple builds only their trees).
@@ -260,10 +268,12 @@ impl RNTuple {
         self.inner.reset_io_stats()
     }
 
-    /// The text of `rntuple show`.
-    fn show(&self, py: Python<'_>) -> PyResult<String> {
+    /// The text of `rntuple show` (`max_fields` top-level fields, lines of at most `width` characters).
+    #[pyo3(signature = (max_fields=None, width=None))]
+    fn show(&self, py: Python<'_>, max_fields: Option<usize>, width: Option<usize>) -> PyResult<String> {
         let mut buf = Vec::new();
-        py.detach(|| rntuple_tools::term::show(&self.inner, &mut buf))
+        let options = rntuple_tools::term::ShowOptions { max_fields, width };
+        py.detach(|| rntuple_tools::term::show_with(&self.inner, options, &mut buf))
             .map_err(|e| errors::new_err(errors::Kind::Storage, e.to_string()))?;
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }

@@ -53,7 +53,7 @@ impl ReadAt for LocalFile {
                     location: Location::new(format!("reading {}", self.path.display()), Some(offset)),
                 }
             } else {
-                Error::io(format!("{} at byte offset {offset}", self.path.display()), e)
+                Error::io(format!("reading {} at byte offset {offset}", self.path.display()), e)
             }
         })
     }

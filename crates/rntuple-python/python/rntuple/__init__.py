@@ -48,6 +48,7 @@ _LAZY = {
     "_write": ("WritableFile", "compression_setting", "recreate", "schema_of"),
     "integrations.dask": ("dask",),
     "integrations.dask_write": ("DaskWriteResult", "dask_write"),
+    "integrations.polars": ("scan_polars",),
 }
 _ORIGIN = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -110,6 +111,7 @@ __all__ = [
     "open",
     "recover",
     "recreate",
+    "scan_polars",
     "schema_of",
     "verify",
 ]

@@ -246,6 +246,13 @@ class Chain:
 
     iterate = takes(IterateArgs)(_iterate)
 
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow C stream of the chain, one record batch per step of ``iterate`` (a step never
+        spans two files); ``requested_schema`` selects fields by name (``_arrow_stream``)."""
+        from ._arrow_stream import chain_reader
+
+        return chain_reader(self, requested_schema).__arrow_c_stream__()
+
     def _check_against_first(self, i: int, read: set[str]) -> None:
         """Member ``i`` agrees with the first on the fields ``read`` (as uproot and ROOT's
         processor, fields that are not read may differ)."""

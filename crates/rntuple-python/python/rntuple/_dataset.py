@@ -116,7 +116,8 @@ def plan_steps(
     ``step_size`` is a number of entries or a memory size (``"100 MB"``). The rule: a step
     is a run of whole clusters (cut at ``start``/``stop``) whose entries (or estimated bytes)
     stay within ``step_size``, at least one cluster; a cluster larger than ``step_size`` on
-    its own is split into the fewest equal pieces that fit (so no step reads a cluster's
+    its own is split into the fewest pieces that fit, of sizes differing by one entry at most
+    (a 10-entry cluster by 3 entries: 3, 3, 2, 2; so no step reads a cluster's
     pages twice except such a cluster, and then each piece reads only its own pages), for
     bounded memory; with ``split=False`` it is a step of its own, whole (so no cluster is
     read by two steps: Dask's partitions).
@@ -142,9 +143,13 @@ def plan_steps(
             steps.append((a, b))
             continue
         if cost > limit:
-            pieces = math.ceil(cost / limit)
-            size = math.ceil((b - a) / pieces)
-            steps += [(p, min(b, p + size)) for p in range(a, b, size)]
+            # as equal as can be: sizes differ by one entry at most (10 by 3 is 3, 3, 2, 2)
+            pieces = min(b - a, math.ceil(cost / limit))
+            size, longer = divmod(b - a, pieces)
+            for k in range(pieces):
+                n_k = size + (k < longer)
+                steps.append((a, a + n_k))
+                a += n_k
             continue
         if lo < 0:
             lo = a

@@ -75,6 +75,18 @@ class Field:
     """``display_path`` worked out once for the whole tree by :func:`build_fields` (a wide RNTuple's
     first read asks it of every field), or ``_UNKNOWN`` for a field built by hand."""
 
+    def __repr__(self) -> str:
+        """Concise: path, type and kind, the number of subfields (``to_dict()`` has everything)."""
+        kind = self.kind + (", projected" if self.projected else "")
+        below = f", {len(self.children)} subfield{'s' if len(self.children) != 1 else ''}" if self.children else ""
+        return f"<Field {self.path!r} {self.type_name or '(untyped)'} ({kind}{below})>"
+
+    def _repr_html_(self) -> str:
+        """The notebook view: this field's subtree with types and sizes (``_html``; no page read)."""
+        from ._html import field_html
+
+        return field_html(self)
+
     def array(
         self,
         entry_start: int | None = None,

@@ -96,6 +96,12 @@ class File:
         state = "" if self._inner is not None else " (closed)"
         return f"<rntuple.File {self._path!r}{state}>"
 
+    def _repr_html_(self) -> str:
+        """The notebook view: the keys, with entries and fields of the RNTuples (``_html``)."""
+        from ._html import file_html
+
+        return file_html(self)
+
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as (path or URL, options); unpickling opens the file again."""
         if self._inner is None:

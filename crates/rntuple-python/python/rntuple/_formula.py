@@ -12,7 +12,7 @@ from typing import Any, cast
 import awkward as ak
 import numpy as np
 
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, close_names
 
 
 class DrawError(InvalidArgumentError):
@@ -145,7 +145,7 @@ class Expression:
                 return
             if node.id in FUNCTIONS:
                 raise self._fail(node, f"{node.id} is a function: call it, {node.id}(...)")
-            raise self._fail(node, f"no field {node.id!r} (fields: {_some(self._fields)})")
+            raise self._fail(node, _no_field(node.id, self._fields))
         if isinstance(node, ast.BinOp):
             if type(node.op) not in _BINARY:
                 raise self._fail(node, f"operator {type(node.op).__name__} is not allowed")
@@ -251,6 +251,14 @@ class Expression:
                 raise self._fail(node, "only a collection can be indexed")
             return ak.pad_none(value, i + 1, axis=1)[:, i]
         raise self._fail(node, f"{type(node).__name__} is not allowed")  # unreachable: _check refused it
+
+
+def _no_field(name: str, fields: set[str]) -> str:
+    """ "no field 'nMuonn'; did you mean 'nMuon'?": the close names, not the first ones alphabetically."""
+    close = close_names(name, sorted(fields))
+    if close:
+        return f"no field {name!r}; did you mean {', '.join(repr(c) for c in close)}?"
+    return f"no field {name!r} (fields: {_some(fields)})"
 
 
 def _some(names: set[str], n: int = 12) -> str:

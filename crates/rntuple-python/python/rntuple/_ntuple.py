@@ -16,13 +16,14 @@ from . import _lib
 from ._awkward import batch_to_layout
 from ._computed import compile_selection
 from ._credentials import picklable_location
+from ._dataset import cluster_table, plan_steps
 from ._errors import InvalidArgumentError, WrongTypeError, unknown_name_error
 from ._fields import Field, build_fields, iter_fields
 from ._filters import Filter, make_filter, parse_memory_size, parse_step_size
 from ._numpy import to_numpy_dict, to_pandas
 from ._read_args import ArraysArgs, IterateArgs, check_threads, entry_range, takes
 from ._results import Report, apply_how, datetime_units, to_library, with_datetimes
-from ._select import Selected, choose, plain_paths
+from ._select import Selected, choose, in_order, plain_paths
 
 __all__ = ["AttributeSet", "Cluster", "Column", "RNTuple"]
 
@@ -86,8 +87,26 @@ class RNTuple:
         return (self._reopen, (picklable_location(location), name, options))
 
     def __repr__(self) -> str:
+        # the counts' words of ``rntuple show``/``inspect``: top-level fields (``fields``,
+        # ``keys(recursive=False)``), fields in all (every field record of the schema)
         where = f" in {self._file_path!r}" if self._file_path else ""
-        return f"<RNTuple {self.name!r} ({self.num_entries} entries, {len(self.fields)} fields){where}>"
+        top = self._inner.counts[0]
+        return f"<RNTuple {self.name!r} ({self.num_entries:,} entries, {top:,} top-level fields){where}>"
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow C stream of the readable top-level fields, one record batch per cluster
+        (``pyarrow.RecordBatchReader.from_stream(nt)``, ``duckdb.sql("select ... from nt")``,
+        ``polars.from_arrow(nt)``); ``requested_schema`` selects fields by name, read alone
+        (``_arrow_stream``)."""
+        from ._arrow_stream import record_batch_reader
+
+        return record_batch_reader(self, requested_schema).__arrow_c_stream__()
+
+    def _repr_html_(self) -> str:
+        """The notebook view: counts, sizes and the collapsible field tree (``_html``; no page read)."""
+        from ._html import rntuple_html
+
+        return rntuple_html(self)
 
     @property
     def name(self) -> str:
@@ -243,9 +262,15 @@ class RNTuple:
         """Sets the :meth:`io_stats` counters to zero."""
         self._inner.reset_io_stats()
 
-    def show(self, stream: TextIO | None = None) -> None:
-        """Prints the schema and storage summary (the text of ``rntuple show``)."""
-        print(self._inner.show(), end="", file=sys.stdout if stream is None else stream)
+    def show(self, stream: TextIO | None = None, *, max_fields: int | None = None, width: int | None = None) -> None:
+        """Prints the schema and storage summary (the text of ``rntuple show``): the first
+        ``max_fields`` top-level fields with their subfields (None: all), lines cut at ``width``
+        characters (None: whole; the command cuts at 100 unless ``--wide``)."""
+        for what, value in (("max_fields", max_fields), ("width", width)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise InvalidArgumentError(f"{what} must be None or a positive number, not {value!r}")
+        text = self._inner.show(max_fields, width)
+        print(text, end="", file=sys.stdout if stream is None else stream)
 
     def _select(
         self,
@@ -274,21 +299,24 @@ class RNTuple:
             missing = [n for n in wanted if n not in known]
             if missing:
                 raise unknown_name_error(missing[0], sorted(known), "field", f" in RNTuple '{self.name}'")
-            filter_name = wanted
         if filter_field is not None and not callable(filter_field):
             raise WrongTypeError(f"filter_field must be None or a function of Field -> bool, not {filter_field!r}")
         candidates = [f for f in self.fields if f.readable]
+        if expressions is not None:  # exact names or paths, in their order (docs/reading.md)
+            selected = choose(candidates, set(wanted).__contains__, make_filter(filter_typename), filter_field, True)
+            return in_order(selected, wanted)
         if filter_name is None and filter_typename is None and filter_field is None:
             return candidates, None, [f.name for f in candidates]
         return choose(candidates, make_filter(filter_name), make_filter(filter_typename), filter_field)
 
-    def _select_plain(self, names: Filter) -> Selected | None:
-        """``_select(filter_name=names)`` when ``names`` are exact field names or dotted paths, from
-        the trees of the top-level fields they name only (``_select.plain_paths``); else None."""
+    def _select_plain(self, names: Filter, exact: bool = False) -> Selected | None:
+        """``_select(filter_name=names)`` (``exact``: ``_select(expressions=names)``) when ``names``
+        are exact field names or dotted paths, from the trees of the top-level fields they name
+        only (``_select.plain_paths``); else None."""
         texts = [names] if isinstance(names, str) else names
         if not isinstance(texts, list | tuple):
             return None
-        return plain_paths(self._inner, list(texts), self._fields)
+        return plain_paths(self._inner, list(texts), self._fields, exact)
 
     def _read_batch(
         self,
@@ -358,16 +386,17 @@ class RNTuple:
         (with ``report=True``: ``(result, Report)``, the report naming the range's entries as uproot's).
 
         ``step_size`` is a number of entries or a memory size such as
-        ``"100 MB"`` (estimated from the in-memory size of the first entries).
+        ``"100 MB"`` (estimated from the footer's page sizes of the fields read).
+        The steps are those of ``rntuple.iterate`` (``_dataset.plan_steps``):
+        runs of whole clusters within ``step_size``, a larger cluster cut into
+        the fewest pieces that fit, of sizes differing by one entry at most.
         The other arguments as for :meth:`arrays`.
         """
         lib = args.lib
         plan = self._plan(args)
-        fields, _, paths = plan.read
         start, stop = args.entries(self.num_entries)
-        step = self._step_entries(args.step_size, fields, paths, start, stop)
-        for lo in range(start, stop, step):
-            hi = min(stop, lo + step)
+        step_size = args.step_size
+        for lo, hi in plan_steps(cluster_table(self, plan, step_size), start, stop, step_size):
             result = apply_how(plan(lo, hi, lib, args.threads), args.how, lib)
             yield (result, Report(self._file_path, self.name, lo, hi)) if args.report else result
 
@@ -383,7 +412,7 @@ class RNTuple:
             # a few names or paths (the common read): only their trees are built, not the whole schema's
             plain = None
             if texts is not None and filter_name is None:
-                plain = self._select_plain(texts)
+                plain = self._select_plain(texts, exact=True)
             elif texts is None and filter_name is not None:
                 plain = self._select_plain(filter_name)
             if plain is not None:
@@ -399,6 +428,10 @@ class RNTuple:
         if texts is None:
             selection = compile_selection([], cut, aliases, fields=top, paths=paths)
             main = self._select(None, filter_name, filter_typename, filter_field)
+        elif not formulas and not aliases:
+            # names or paths with a cut: the fields the same call without the cut returns, filtered
+            selection = compile_selection([], cut, aliases, fields=top, paths=paths)
+            main = self._select(expressions, None)
         else:
             selection = compile_selection(texts, cut, aliases, fields=top, paths=paths)
             main = None
@@ -486,7 +519,7 @@ class AttributeSet(RNTuple):
     def __repr__(self) -> str:
         return (
             f"<AttributeSet {self.name!r} of {self._main_name!r} "
-            f"({self.num_entries} entries, {len(self.fields)} fields)>"
+            f"({self.num_entries:,} entries, {len(self.fields):,} top-level fields)>"
         )
 
     @property

@@ -19,7 +19,7 @@ from ._fields import Field, build_fields, iter_fields
 if TYPE_CHECKING:
     from . import _lib
 
-__all__ = ["Selected", "choose", "plain_paths"]
+__all__ = ["Selected", "choose", "in_order", "plain_paths"]
 
 # (top-level fields to read, display paths kept or None for all, on-disk paths the reader reads)
 Selected = tuple[list[Field], frozenset[str] | None, list[str]]
@@ -33,13 +33,17 @@ def choose(
     accept_name: Callable[[str], bool],
     accept_type: Callable[[str], bool],
     filter_field: Callable[[Field], bool] | None,
+    exact: bool = False,
 ) -> Selected:
     """The selection among the trees of ``candidates`` (readable top-level fields, in schema order).
 
     A field is chosen when ``accept_name`` takes its display name, its
     dotted path or that path with a leading dot, ``accept_type`` its C++
     type and ``filter_field`` the ``Field``; it comes with all its
-    subfields, and with its parents but not their other members.
+    subfields, and with its parents but not their other members. With
+    ``exact`` (expressions rather than a filter), ``accept_name`` is asked
+    about the dotted path only: a subfield's own name does not select it
+    (``"Muon_pt"`` is the top-level field, not also ``_collection15.Muon_pt``).
     """
     paths = []
     chosen = set()
@@ -50,11 +54,11 @@ def choose(
             continue
         paths.append(path)
         name = f.display_name
-        if (
-            (accept_name(name) or (path != name and accept_name(path)) or accept_name("." + path))
-            and accept_type(f.type_name)
-            and (filter_field is None or filter_field(f))
-        ):
+        if exact:
+            named = accept_name(path) or accept_name("." + path)
+        else:
+            named = accept_name(name) or (path != name and accept_name(path)) or accept_name("." + path)
+        if named and accept_type(f.type_name) and (filter_field is None or filter_field(f)):
             chosen.add(path)
             on_disk.append(f.path)
     # A selected field brings its subfields; every ancestor of a kept path is kept too.
@@ -77,7 +81,9 @@ def _plain(text: object) -> bool:
     return isinstance(text, str) and text[:1] not in ("", ".") and "::" not in text and _PATTERN.isdisjoint(text)
 
 
-def plain_paths(inner: _lib.RNTuple, texts: list[str], built: list[Field] | None) -> Selected | None:
+def plain_paths(
+    inner: _lib.RNTuple, texts: list[str], built: list[Field] | None, exact: bool = False
+) -> Selected | None:
     """``choose`` for a name filter of exact display paths ``texts``, over the trees it can match
     only (``built``: all top-level fields if already built, else those trees are built alone);
     None when a text names no field (a formula, a typo, a pattern) or might match otherwise than
@@ -108,4 +114,19 @@ def plain_paths(inner: _lib.RNTuple, texts: list[str], built: list[Field] | None
     known = {f.display_path for f in iter_fields(trees)}
     if not known.issuperset(texts):
         return None
+    if exact:
+        return in_order(
+            choose([f for f in trees if f.name in tops], set(texts).__contains__, lambda _: True, None, True), texts
+        )
     return choose(trees, set(texts).__contains__, lambda _: True, None)
+
+
+def in_order(selected: Selected, texts: list[str]) -> Selected:
+    """``selected`` with its top-level fields in the order ``texts`` (expressions) first name them."""
+    fields, keys, on_disk = selected
+    rank = {t.split(".", 1)[0]: i for i, t in reversed(list(enumerate(texts)))}
+    ordered = sorted(fields, key=lambda f: rank.get(f.display_name, rank.get(f.name, len(texts))))
+    # the reader returns the top-level fields in the order of the paths it is given
+    place = {f.name: i for i, f in enumerate(ordered)}
+    paths = sorted(on_disk, key=lambda p: place.get(p.split(".", 1)[0], len(place)))
+    return ordered, keys, paths

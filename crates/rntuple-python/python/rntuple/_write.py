@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from . import _lib
-from ._errors import StateError, WrongTypeError
+from ._errors import StateError, WrongTypeError, unknown_name_error
 from ._filters import parse_memory_size
 from ._parallel import ParallelWriter, fill_once
 from ._write_input import _is_schema_only, _schema_and_overrides, _schema_of
@@ -45,8 +45,9 @@ W = TypeVar("W", RNTupleWriter, ParallelWriter)
 class WritableFile(Completed):
     """A ROOT file being written; made by ``rntuple.recreate``.
 
-    ``file["Events"] = data`` writes an RNTuple in one go;
-    ``file.mkrntuple("Events", schema_or_data, **options)`` returns an
+    ``file["Events"] = data`` writes an RNTuple and, as in uproot,
+    ``file["Events"].extend(more)`` appends entries to it until the file is
+    closed; ``file.mkrntuple("Events", schema_or_data, **options)`` returns an
     ``RNTupleWriter`` to fill batch by batch. The file is complete when it is
     closed (``close()``, the end of its ``with`` block, its garbage collection
     or the interpreter's normal exit), which also closes the RNTuple writers
@@ -72,6 +73,7 @@ class WritableFile(Completed):
         self._inner: _lib.FileWriter | None = _lib.FileWriter(self._path, setting, key_size)
         self._compression = setting
         self._writers: list[RNTupleWriter | ParallelWriter] = []
+        self._named: dict[str, RNTupleWriter | ParallelWriter] = {}  # by name, for ``file[name]``
         _OPEN_FILES.add(self)
 
     def __repr__(self) -> str:
@@ -226,6 +228,7 @@ class WritableFile(Completed):
             overrides[path] = {**spec, **overrides.get(path, {})}
         writer = make(file, name.strip("/"), schema, overrides, opts)
         self._writers.append(writer)
+        self._named[name.strip("/")] = writer
         if not _is_schema_only(data_or_schema):
             try:
                 first(writer, data_or_schema)
@@ -235,8 +238,27 @@ class WritableFile(Completed):
         return writer
 
     def __setitem__(self, name: str, data: Any) -> None:
-        """Writes ``data`` as the RNTuple ``name`` with the file's default options."""
-        self.mkrntuple(name, data).close()
+        """Writes ``data`` as the RNTuple ``name`` with the file's default options; the RNTuple
+        stays open for ``file[name].extend(more)`` (uproot's way to append) until the file is
+        closed, or ``file[name].close()``."""
+        self.mkrntuple(name, data)
+
+    def __getitem__(self, name: str) -> RNTupleWriter | ParallelWriter:
+        """The writer of the RNTuple ``name`` made in this file (``file[name] = data`` or
+        ``mkrntuple``), to ``extend`` while it is open."""
+        if not isinstance(name, str):
+            raise WrongTypeError(f"an RNTuple name must be a string, not {name!r}")
+        writer = self._named.get(name.strip("/"))
+        if writer is None:
+            raise unknown_name_error(
+                name, list(self._named), "RNTuple", head=f"no RNTuple {name!r} is written in {self._path!r}"
+            )
+        if writer.closed:
+            raise StateError(
+                f"RNTuple {name!r} of {self._path!r} is {writer.state}: it cannot be extended "
+                "(appending to a finished RNTuple, uproot's update(), is not supported yet)"
+            )
+        return writer
 
     def close(self) -> None:
         """Closes the RNTuple writers still open and completes the file (no-op when closed).
@@ -255,12 +277,14 @@ class WritableFile(Completed):
             raise
         finally:
             self._writers = []
+            self._named = {}
 
     def abandon(self) -> None:
         """Gives the file up without completing it: every reader refuses it as not completed."""
         for w in self._writers:
             w.abandon()
         self._writers = []
+        self._named = {}
         if self._inner is not None:
             self._inner.abandon()
 

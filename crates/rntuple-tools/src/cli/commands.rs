@@ -15,7 +15,11 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
                 writeln!(out, "{:<40} {:<24} cycle {}", k.path, k.class_name, k.cycle)?;
             }
         }
-        Command::Show { target } => {
+        Command::Show { target, max_fields, wide } => {
+            let options = term::ShowOptions {
+                max_fields: if max_fields == 0 { None } else { Some(max_fields) },
+                width: if wide { None } else { Some(term::WIDTH) },
+            };
             let (path, name) = split_target(&target);
             let f = open(&path, verify)?;
             let names = match name {
@@ -29,7 +33,7 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
                 let nt = f
                     .rntuple(&n)
                     .map_err(|e| format!("{path}:{n}: {}", not_an_rntuple(&f, &path, &n, e.to_string())))?;
-                term::show(&nt, out)?;
+                term::show_with(&nt, options, out)?;
             }
         }
         Command::Dump { target, entries, fields } => {
@@ -46,7 +50,12 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
                 None => nt.readable_fields(),
                 Some(names) => names
                     .iter()
-                    .map(|n| nt.schema().field(n).ok_or_else(|| format!("{path}:{name}: no field '{n}'")))
+                    .map(|n| {
+                        nt.schema().field(n).ok_or_else(|| {
+                            let known: Vec<&str> = nt.schema().fields.iter().map(|f| f.name.as_str()).collect();
+                            format!("{path}:{name}: no field '{n}'{}", super::did_you_mean(n, &known))
+                        })
+                    })
                     .collect::<Result<_, _>>()?,
             };
             for batch in nt.iter_batches(sel, 10_000, start, stop) {
@@ -56,7 +65,7 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
                 }
             }
         }
-        Command::Inspect { target, json, top } => tools::inspect(&target, json, top, verify, out)?,
+        Command::Inspect { target, json, top, wide } => tools::inspect(&target, json, top, wide, verify, out)?,
         Command::Verify { files, json, quiet } => {
             if !verify {
                 return Err(Failure::usage("verify always checks checksums; --no-verify does not apply".into()));

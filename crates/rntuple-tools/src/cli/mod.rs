@@ -309,8 +309,60 @@ fn not_an_rntuple(file: &RNTupleFile, path: &str, name: &str, error: String) -> 
             format!("'{name}' is a TTree, not an RNTuple; convert it first: rntuple convert {path}:{name} out.root")
         }
         Some(k) => format!("'{name}' is a {}, not an RNTuple", k.class_name),
-        None => error,
+        None => {
+            let names = file.rntuple_names().unwrap_or_default();
+            let known: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            format!("{error}{}", did_you_mean(name, &known))
+        }
     }
+}
+
+/// "; did you mean 'EventData'?" for an unknown RNTuple name of the file at `path`.
+fn suggest_rntuple(path: &str, name: &str, verify: bool) -> String {
+    let Ok(file) = open(path, verify) else { return String::new() };
+    let names = file.rntuple_names().unwrap_or_default();
+    let known: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    did_you_mean(name, &known)
+}
+
+/// "; did you mean 'a', 'b'?" naming the (at most 5, distinct) known names closest to `name`
+/// by edit distance (at most a third of the longer name's length), or those containing it;
+/// empty when none is close.
+fn did_you_mean(name: &str, known: &[&str]) -> String {
+    let mut scored: Vec<(usize, &str)> = Vec::new();
+    for &k in known {
+        if scored.iter().any(|&(_, s)| s == k) {
+            continue;
+        }
+        let d = edit_distance(&name.to_lowercase(), &k.to_lowercase());
+        let longest = name.chars().count().max(k.chars().count());
+        if d * 3 <= longest || k.to_lowercase().contains(&name.to_lowercase()) {
+            scored.push((d, k));
+        }
+    }
+    scored.sort();
+    let close: Vec<String> = scored.iter().take(5).map(|(_, k)| format!("'{k}'")).collect();
+    if close.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", close.join(", "))
+    }
+}
+
+/// Levenshtein distance in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 fn pick_name(file: &RNTupleFile, path: &str, name: Option<String>) -> Result<String, String> {

@@ -40,7 +40,16 @@ pub(crate) enum Command {
     /// List the keys of a file with their classes.
     Ls { file: String },
     /// Show the schema, clusters and sizes of the RNTuples in FILE[:NAME].
-    Show { target: String },
+    Show {
+        /// FILE or FILE:NAME.
+        target: String,
+        /// Top-level fields listed in the schema, with their subfields (0: all).
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        max_fields: usize,
+        /// Print lines whole (by default they are cut at 100 characters, ending in '…').
+        #[arg(long)]
+        wide: bool,
+    },
     /// Print entries as JSON, one object per line.
     Dump {
         /// FILE:NAME (NAME may be omitted when the file holds one RNTuple).
@@ -63,6 +72,10 @@ pub(crate) enum Command {
         /// Rows of the field, column and cluster tables (0: all).
         #[arg(long, default_value_t = 20)]
         top: usize,
+        /// Print the tables whole (by default long names and types are cut, ending in '…',
+        /// so that a line fits 100 characters).
+        #[arg(long)]
+        wide: bool,
     },
     /// Read every envelope and page and check every checksum and structural
     /// invariant; exit status 0 only when every file passes.

@@ -20,18 +20,27 @@ pub(crate) fn inspect(
     target: &str,
     as_json: bool,
     top: usize,
+    wide: bool,
     verify: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let (path, name) = split_target(target);
-    let i =
-        inspect_file(Path::new(&path), name.as_deref(), verify).map_err(|e| Failure::error(format!("{path}: {e}")))?;
+    let i = inspect_file(Path::new(&path), name.as_deref(), verify).map_err(|e| {
+        let hint = match (&e, &name) {
+            (rntuple::format::Error::NotFound { .. }, Some(n)) => super::suggest_rntuple(&path, n, verify),
+            _ => String::new(),
+        };
+        Failure::error(format!("{path}: {e}{hint}"))
+    })?;
     if as_json {
         let text =
             serde_json::to_string_pretty(&inspect_json::to_json(&i)).map_err(|e| Failure::error(e.to_string()))?;
         writeln!(out, "{text}")?;
     } else {
-        let limits = table::Limits { top: if top == 0 { None } else { Some(top) } };
+        let limits = table::Limits {
+            top: if top == 0 { None } else { Some(top) },
+            width: if wide { None } else { Some(crate::term::WIDTH) },
+        };
         table::write(&i, limits, out)?;
     }
     Ok(())

@@ -13,13 +13,19 @@ use crate::units::{bytes, compression, count, div, ratio};
 pub struct Limits {
     /// Rows of the field, column, cluster and cluster-group tables; `None`: all.
     pub top: Option<usize>,
+    /// Longest table line in characters: the widest left-aligned cells (names, types) are cut,
+    /// ending in `…`, until lines fit; `None`: cells whole (`--wide`).
+    pub width: Option<usize>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { top: Some(20) }
+        Self { top: Some(20), width: Some(crate::term::WIDTH) }
     }
 }
+
+/// Narrowest a cut column gets.
+const MIN_CUT: usize = 12;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Align {
@@ -28,13 +34,40 @@ enum Align {
 }
 
 /// Writes rows under a header, columns padded to their widest cell.
-fn table(out: &mut dyn Write, header: &[(&str, Align)], rows: &[Vec<String>]) -> Result<()> {
+fn table(out: &mut dyn Write, header: &[(&str, Align)], rows: &[Vec<String>], max: Option<usize>) -> Result<()> {
     let mut width: Vec<usize> = header.iter().map(|(h, _)| h.chars().count()).collect();
     for r in rows {
         for (w, cell) in width.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());
         }
     }
+    // a line is 1 + (cell + 2) per column: narrow the widest left-aligned column until it fits
+    if let Some(max) = max {
+        loop {
+            let total: usize = 1 + width.iter().map(|w| w + 2).sum::<usize>();
+            let widest = (0..width.len())
+                .filter(|&i| header[i].1 == Align::Left && width[i] > MIN_CUT)
+                .max_by_key(|&i| width[i]);
+            match widest {
+                Some(i) if total > max => width[i] = MIN_CUT.max(width[i] - (total - max).min(width[i])),
+                _ => break,
+            }
+        }
+    }
+    // still too wide: the last columns are left out, and named under the table
+    let all = header;
+    let mut kept = width.len();
+    if let Some(max) = max {
+        while kept > 1 && 1 + width[..kept].iter().map(|w| w + 2).sum::<usize>() > max {
+            kept -= 1;
+        }
+    }
+    let header = &header[..kept];
+    let cut: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().take(kept).zip(&width).map(|(c, &w)| crate::term::fit(c, Some(w))).collect())
+        .collect();
+    let rows = &cut;
     let line = |cells: Vec<&str>| {
         let mut s = String::from(" ");
         for (i, (cell, (w, (_, align)))) in cells.iter().zip(width.iter().zip(header)).enumerate() {
@@ -56,6 +89,10 @@ fn table(out: &mut dyn Write, header: &[(&str, Align)], rows: &[Vec<String>]) ->
     writeln!(out, "{}", line(header.iter().map(|(h, _)| *h).collect()))?;
     for r in rows {
         writeln!(out, "{}", line(r.iter().map(|c| c.as_str()).collect()))?;
+    }
+    if kept < all.len() {
+        let left: Vec<&str> = all[kept..].iter().map(|(h, _)| *h).collect();
+        writeln!(out, "  (--wide adds: {})", left.join(", "))?;
     }
     Ok(())
 }
@@ -199,7 +236,12 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
             format!("{} of the file", percent(r.total_on_disk, file_size)),
         ],
     ];
-    table(out, &[("", Align::Left), ("on disk", right), ("uncompressed", right), ("ratio", right)], &rows)?;
+    table(
+        out,
+        &[("", Align::Left), ("on disk", right), ("uncompressed", right), ("ratio", right)],
+        &rows,
+        limits.width,
+    )?;
     if r.pages.stored < r.pages.compressed + r.pages.checksums {
         writeln!(
             out,
@@ -239,6 +281,7 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
             ("share", right),
         ],
         &rows,
+        limits.width,
     )?;
 
     let n = shown(r.columns.len(), limits);
@@ -285,6 +328,7 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
             ("page size min / median / max", right),
         ],
         &rows,
+        limits.width,
     )?;
 
     let n = shown(r.clusters.len(), limits);
@@ -317,6 +361,7 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
             ("ratio", right),
         ],
         &rows,
+        limits.width,
     )?;
     if r.clusters.len() > 1 {
         let mut entries: Vec<u64> = r.clusters.iter().map(|c| c.num_entries).collect();
@@ -362,6 +407,7 @@ pub fn write_rntuple(r: &RNTupleReport, file: &str, file_size: u64, limits: Limi
             ("uncompressed", right),
         ],
         &rows,
+        None,
     )
 }
 

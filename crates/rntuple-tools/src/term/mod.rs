@@ -14,4 +14,7 @@ mod show;
 pub use bar::{Bar, Finish, When};
 #[cfg(feature = "cli")]
 pub use interrupt::Interrupt;
-pub use show::show;
+pub use show::{fit, show, show_with, ShowOptions};
+
+/// The width `rntuple show` and `rntuple inspect` fit their lines to unless `--wide`.
+pub const WIDTH: usize = 100;

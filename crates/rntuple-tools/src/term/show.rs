@@ -30,7 +30,42 @@ fn column_sizes(nt: &RNTuple) -> Sizes {
     s
 }
 
-fn field_line(nt: &RNTuple, f: &FieldNode, depth: usize, sizes: &Sizes, out: &mut dyn Write) -> Result<()> {
+/// What `rntuple show` prints: how many top-level fields, and how wide a line may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShowOptions {
+    /// Top-level fields listed in the schema (with their subfields); `None`: all.
+    pub max_fields: Option<usize>,
+    /// Longest line in characters (longer ones end in `…`); `None`: no limit (`--wide`).
+    pub width: Option<usize>,
+}
+
+impl Default for ShowOptions {
+    /// Everything, lines as long as they are (the Python `RNTuple.show()` default).
+    fn default() -> Self {
+        Self { max_fields: None, width: None }
+    }
+}
+
+/// `line` cut to `width` characters, the last one `…`, when it is longer.
+pub fn fit(line: &str, width: Option<usize>) -> String {
+    match width {
+        Some(w) if w > 0 && line.chars().count() > w => {
+            let mut s: String = line.chars().take(w - 1).collect();
+            s.push('…');
+            s
+        }
+        _ => line.to_string(),
+    }
+}
+
+fn field_line(
+    nt: &RNTuple,
+    f: &FieldNode,
+    depth: usize,
+    sizes: &Sizes,
+    width: Option<usize>,
+    out: &mut dyn Write,
+) -> Result<()> {
     let d = nt.descriptor();
     let indent = "  ".repeat(depth + 1);
     let ty = if f.type_name.is_empty() { "(untyped)" } else { f.type_name.as_str() };
@@ -41,7 +76,7 @@ fn field_line(nt: &RNTuple, f: &FieldNode, depth: usize, sizes: &Sizes, out: &mu
     if f.projected {
         extra.push_str(" [projected]");
     }
-    writeln!(out, "{indent}{} : {ty}{extra}", f.name)?;
+    writeln!(out, "{}", fit(&format!("{indent}{} : {ty}{extra}", f.name), width))?;
     for (r, cols) in f.representations.iter().enumerate() {
         let descs: Vec<String> = cols
             .iter()
@@ -67,10 +102,10 @@ fn field_line(nt: &RNTuple, f: &FieldNode, depth: usize, sizes: &Sizes, out: &mu
             })
             .collect();
         let label = if f.representations.len() > 1 { format!("representation {r}: ") } else { String::new() };
-        writeln!(out, "{indent}  {label}{}", descs.join("; "))?;
+        writeln!(out, "{}", fit(&format!("{indent}  {label}{}", descs.join("; ")), width))?;
     }
     for c in &f.children {
-        field_line(nt, c, depth + 1, sizes, out)?;
+        field_line(nt, c, depth + 1, sizes, width, out)?;
     }
     Ok(())
 }
@@ -78,6 +113,11 @@ fn field_line(nt: &RNTuple, f: &FieldNode, depth: usize, sizes: &Sizes, out: &mu
 /// Writes the text of `rntuple show` for `nt`: header facts, the field tree
 /// with columns and their sizes, the clusters.
 pub fn show(nt: &RNTuple, out: &mut dyn Write) -> Result<()> {
+    show_with(nt, ShowOptions::default(), out)
+}
+
+/// [`show`] with a limit on the top-level fields listed and on the line width.
+pub fn show_with(nt: &RNTuple, options: ShowOptions, out: &mut dyn Write) -> Result<()> {
     let d = nt.descriptor();
     let a = nt.anchor();
     let sizes = column_sizes(nt);
@@ -90,13 +130,10 @@ pub fn show(nt: &RNTuple, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "  writer: {}", d.writer)?;
     writeln!(out, "  format version: {}.{}.{}.{}", a.version_epoch, a.version_major, a.version_minor, a.version_patch)?;
     writeln!(out, "  entries: {}", nt.num_entries())?;
-    writeln!(
-        out,
-        "  fields: {}, physical columns: {}, alias columns: {}",
-        d.fields.len(),
-        d.columns.len(),
-        d.alias_columns.len()
-    )?;
+    // the words of `rntuple inspect` and of the Python repr: top-level fields, fields in all, columns
+    let top = nt.schema().fields.len();
+    let alias = if d.alias_columns.is_empty() { String::new() } else { format!(" (+{} alias)", d.alias_columns.len()) };
+    writeln!(out, "  {} fields ({top} top-level), {} columns{alias}", d.fields.len(), d.columns.len())?;
     writeln!(out, "  clusters: {}, cluster groups: {}", d.clusters.len(), d.num_cluster_groups)?;
     let ratio = if zipped > 0 { unzipped as f64 / zipped as f64 } else { 1.0 };
     writeln!(out, "  data: {zipped} B compressed, {unzipped} B uncompressed (ratio {ratio:.2})")?;
@@ -107,9 +144,15 @@ pub fn show(nt: &RNTuple, out: &mut dyn Write) -> Result<()> {
     )?;
     let sets = crate::load::attribute_sets(nt).map_err(std::io::Error::other)?;
     crate::inspect::table::attribute_sets(&sets, out)?;
-    writeln!(out, "  schema:")?;
-    for f in &nt.schema().fields {
-        field_line(nt, f, 1, &sizes, out)?;
+    let fields = &nt.schema().fields;
+    let listed = options.max_fields.map_or(fields.len(), |n| n.min(fields.len()));
+    if listed < fields.len() {
+        writeln!(out, "  schema (first {listed} of {} top-level fields; --max-fields 0 shows all):", fields.len())?;
+    } else {
+        writeln!(out, "  schema:")?;
+    }
+    for f in &fields[..listed] {
+        field_line(nt, f, 1, &sizes, options.width, out)?;
     }
     writeln!(out, "  clusters:")?;
     for c in &d.clusters {

@@ -16,10 +16,7 @@ use super::model::{compatible, Order, PlanField};
 use crate::schema::FieldKind;
 
 pub(crate) fn mismatch(f: &PlanField, dt: &DataType) -> Error {
-    Error::invalid(format!(
-        "field '{}' is written as '{}' ({:?}) but the batch holds Arrow type {dt}",
-        f.path, f.type_name, f.kind
-    ))
+    Error::invalid(format!("field '{}' is written as '{}' but the batch holds Arrow type {dt}", f.path, f.type_name))
 }
 
 /// Checks that Arrow type `dt` fits the plan of `f` (before anything is appended).
