@@ -133,6 +133,12 @@ pub struct SchemaDescription {
     pub columns: Vec<ColumnDescriptor>,
     pub alias_columns: Vec<AliasColumnDescriptor>,
     pub extra_type_info: Vec<ExtraTypeInfo>,
+    /// Records that hold bytes after everything this reader knows (the
+    /// spec's "Frames": a later format version may append members, which
+    /// readers skip), as (record, number of bytes), e.g. `("field 3", 8)`.
+    /// Reading ignores them; a tool that copies records (merge) must keep
+    /// or refuse them. Never written.
+    pub unknown_trailing_bytes: Vec<(String, usize)>,
 }
 
 /// Header envelope (type 0x01).
