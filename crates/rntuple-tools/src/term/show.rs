@@ -41,6 +41,10 @@ fn field_line(nt: &RNTuple, f: &FieldNode, depth: usize, sizes: &Sizes, out: &mu
     if f.projected {
         extra.push_str(" [projected]");
     }
+    if f.soa {
+        let record = f.children.first().map_or("?", |c| c.type_name.as_str());
+        extra.push_str(&format!(" [SoA of {record}]"));
+    }
     writeln!(out, "{indent}{} : {ty}{extra}", f.name)?;
     for (r, cols) in f.representations.iter().enumerate() {
         let descs: Vec<String> = cols
