@@ -18,7 +18,6 @@ import sys
 
 import awkward as ak
 import pytest
-
 import rntuple
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
@@ -55,6 +54,7 @@ def test_inspect_and_show_name_the_soa_type():
     run = [sys.executable, "-m", "rntuple"]
     shown = subprocess.run([*run, "show", SOA], capture_output=True, text=True, check=True).stdout
     assert "hits : HitSoA [SoA of HitRecord]" in shown, shown
-    report = json.loads(subprocess.run([*run, "inspect", "--json", SOA], capture_output=True, text=True, check=True).stdout)
+    inspected = subprocess.run([*run, "inspect", "--json", SOA], capture_output=True, text=True, check=True)
+    report = json.loads(inspected.stdout)
     fields = {f["name"]: f for f in report["rntuples"][0]["fields"]}
     assert (fields["hits"]["type"], fields["hits"]["soa"], fields["n"]["soa"]) == ("HitSoA", True, False)

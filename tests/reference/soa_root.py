@@ -68,15 +68,31 @@ def main() -> int:
         for name in ("soa_classes.hxx", "soa_linkdef.h"):
             shutil.copy(os.path.join(HERE, "soa", name), d)
         subprocess.run(
-            [os.path.join(rootsys, "bin", "rootcling"), "-f", "soa_dict.cxx", "-I.", "soa_classes.hxx", "soa_linkdef.h"],
+            [os.path.join(rootsys, "bin", "rootcling"), "-f", "soa_dict.cxx", "-I."]
+            + ["soa_classes.hxx", "soa_linkdef.h"],
             cwd=d,
             check=True,
         )
         lib = os.path.join(d, "libsoa_dict.so")
         libdir = os.path.join(rootsys, "lib")
         subprocess.run(
-            [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-fPIC", "-shared", f"-I{rootsys}/include", "-I.",
-             "soa_dict.cxx", "-o", lib, f"-L{libdir}", "-lCore", "-lRIO", "-lROOTVecOps", f"-Wl,-rpath,{libdir}"],
+            [
+                os.environ.get("CXX", "g++"),
+                "-std=c++17",
+                "-O1",
+                "-fPIC",
+                "-shared",
+                f"-I{rootsys}/include",
+                "-I.",
+                "soa_dict.cxx",
+                "-o",
+                lib,
+                f"-L{libdir}",
+                "-lCore",
+                "-lRIO",
+                "-lROOTVecOps",
+                f"-Wl,-rpath,{libdir}",
+            ],
             cwd=d,
             check=True,
         )
