@@ -12,6 +12,7 @@ pub mod descriptor;
 pub mod json;
 mod read;
 pub mod schema;
+pub mod streamer;
 pub mod write;
 
 use std::path::Path;
