@@ -72,7 +72,7 @@ pub fn decode(infos: &StreamerInfos, type_name: &str, bytes: &[u8]) -> Result<Va
 }
 
 /// `T` of `std::vector<T>` / `vector<T>`.
-fn vector_item(type_name: &str) -> Option<&str> {
+pub(crate) fn vector_item(type_name: &str) -> Option<&str> {
     let t = type_name.trim();
     let inner = t.strip_prefix("std::vector<").or_else(|| t.strip_prefix("vector<"))?;
     Some(inner.strip_suffix('>')?.trim())
@@ -90,7 +90,7 @@ fn basic_size(code: i32) -> Option<usize> {
 }
 
 /// The type code of a fundamental type name, for vector items.
-fn basic_code(type_name: &str) -> Option<i32> {
+pub(crate) fn basic_code(type_name: &str) -> Option<i32> {
     Some(match type_name {
         "char" | "Char_t" | "std::int8_t" | "int8_t" => 1,
         "short" | "Short_t" | "std::int16_t" | "int16_t" => 2,
@@ -110,7 +110,7 @@ fn basic_code(type_name: &str) -> Option<i32> {
     })
 }
 
-fn is_string(type_name: &str) -> bool {
+pub(crate) fn is_string(type_name: &str) -> bool {
     matches!(type_name.trim(), "string" | "std::string")
 }
 

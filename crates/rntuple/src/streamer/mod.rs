@@ -9,13 +9,18 @@
 //! `std::vector` of fundamentals, strings and classes (object-wise and
 //! member-wise), class members and base classes, classes with and without
 //! `ClassDef`. Anything else is refused with the class, the member and the
-//! reason (the caller keeps the bytes). Not yet wired into
-//! `RNTuple::read`, which returns streamer fields as bytes.
+//! reason (the caller keeps the bytes). [`decode_array`] turns a streamer
+//! field's column of bytes (what `RNTuple::read` returns for it) into an
+//! Arrow array typed as the split field of the class would be;
+//! [`RNTuple::streamer_infos`](crate::RNTuple::streamer_infos) gives the
+//! file's infos.
 
+mod arrow;
 mod buffer;
 mod decode;
 mod info;
 
+pub use arrow::{arrow_type, decode_array};
 pub use decode::{decode, Value, MAX_DEPTH};
 pub use info::{ClassInfo, Element, ElementKind, StreamerInfos};
 

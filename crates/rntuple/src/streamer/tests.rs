@@ -163,3 +163,57 @@ fn truncated_and_garbage_streamer_infos_are_refused() {
     let e = StreamerInfos::parse(&bad).unwrap_err();
     assert!(e.contains("never read"), "{e}");
 }
+
+#[test]
+fn arrow_arrays_have_the_split_fields_types_and_roots_values() {
+    let nt = RNTupleFile::open(data("streamer_root640.root")).expect("open").rntuple("Events").expect("Events");
+    let infos = nt.streamer_infos().expect("infos");
+    let batch = nt.read_all().expect("read");
+    let expected = expected();
+    for (i, f) in nt.schema().fields.iter().enumerate() {
+        let arr = decode_array(&infos, &f.type_name, batch.column(i).as_binary::<i64>()).expect("decode");
+        assert_eq!(arr.len(), 4);
+        for e in 0..arr.len() {
+            assert_eq!(arrow_json(&arr, e), expected["Events"][e][&f.name], "{} entry {e}", f.name);
+        }
+    }
+    let hit = arrow_type(&infos, "Hit").expect("type");
+    let leaf = |n: &str, t| arrow_schema::Field::new(n, t, false);
+    let samples = arrow_schema::DataType::LargeList(std::sync::Arc::new(leaf("_0", arrow_schema::DataType::Float32)));
+    let want = arrow_schema::DataType::Struct(arrow_schema::Fields::from(vec![
+        leaf("x", arrow_schema::DataType::Float32),
+        leaf("y", arrow_schema::DataType::Float32),
+        leaf("id", arrow_schema::DataType::Int32),
+        leaf("samples", samples),
+        leaf("label", arrow_schema::DataType::LargeUtf8),
+    ]));
+    assert_eq!(hit, want);
+}
+
+/// Row `i` of an Arrow array as JSON, for the types decoding builds.
+fn arrow_json(arr: &dyn arrow_array::Array, i: usize) -> serde_json::Value {
+    use arrow_array::types::*;
+    use arrow_schema::DataType as D;
+    use serde_json::{json, Value as J};
+    match arr.data_type() {
+        D::Struct(fields) => {
+            let s = arr.as_struct();
+            J::Object(fields.iter().zip(s.columns()).map(|(f, c)| (f.name().clone(), arrow_json(c, i))).collect())
+        }
+        D::LargeList(_) => {
+            let l = arr.as_list::<i64>().value(i);
+            J::Array((0..l.len()).map(|k| arrow_json(&l, k)).collect())
+        }
+        D::FixedSizeList(_, _) => {
+            let l = arr.as_fixed_size_list().value(i);
+            J::Array((0..l.len()).map(|k| arrow_json(&l, k)).collect())
+        }
+        D::Float32 => json!(f64::from(arr.as_primitive::<Float32Type>().value(i))),
+        D::Float64 => json!(arr.as_primitive::<Float64Type>().value(i)),
+        D::Int16 => json!(arr.as_primitive::<Int16Type>().value(i)),
+        D::Int32 => json!(arr.as_primitive::<Int32Type>().value(i)),
+        D::Int64 => json!(arr.as_primitive::<Int64Type>().value(i)),
+        D::LargeUtf8 => json!(arr.as_string::<i64>().value(i)),
+        other => panic!("{other}"),
+    }
+}
