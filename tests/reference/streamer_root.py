@@ -12,8 +12,10 @@ against the pip ROOT), since ROOT streams members and bases of interpreted
 classes only when they have one. Fields: ``hit`` (``Hit``), ``hits``
 (``std::vector<Hit>``), ``der`` (``Derived26``: a base with a C array, a
 ``Hit`` member, a ``std::vector<Hit>`` member that ROOT writes member-wise,
-a ``long long``). The JSON holds, per entry, the members ROOT's reader gives
-back (base ``Base26`` under ``:_0``, as ROOT names base subfields).
+a ``long long``) in the RNTuple ``Events``, and the same values as split
+fields in the RNTuple ``Split`` (the shapes streamer fields must read as).
+The JSON holds, per entry, the members ROOT's reader gives back (base
+``Base26`` under ``:_0``, as ROOT names base subfields).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ WRITE = r"""
 #include <ROOT/RField.hxx>
 #include <ROOT/RNTupleModel.hxx>
 #include <ROOT/RNTupleWriter.hxx>
+#include <TFile.h>
 #include "streamer_classes.hxx"
 void rntuple_streamer_write(const char *path) {
    auto model = ROOT::RNTupleModel::Create();
@@ -68,6 +71,38 @@ void rntuple_streamer_write(const char *path) {
       der.more = hits;
       der.big = 1LL << (30 + e);
       writer->Fill(*entry);
+   }
+}
+void rntuple_split_write(const char *path) {
+   // The same classes and values as split fields (a second RNTuple "Split").
+   auto model = ROOT::RNTupleModel::Create();
+   auto hit = model->MakeField<Hit>("hit");
+   auto hits = model->MakeField<std::vector<Hit>>("hits");
+   auto der = model->MakeField<Derived26>("der");
+   auto options = ROOT::RNTupleWriteOptions();
+   auto file = std::unique_ptr<TFile>(TFile::Open(path, "UPDATE"));
+   auto writer = ROOT::RNTupleWriter::Append(std::move(model), "Split", *file, options);
+   for (int e = 0; e < 4; ++e) {
+      hit->x = e + 0.5f;
+      hit->y = -e;
+      hit->id = 10 * e;
+      hit->samples.assign(e, 1.5f * e);
+      hit->label = std::string(e, 'a' + e);
+      hits->clear();
+      for (int k = 0; k < e; ++k) {
+         Hit h = *hit;
+         h.id += k;
+         h.samples.assign(k, 0.25f * k);
+         hits->push_back(h);
+      }
+      der->w = e * 3.25;
+      der->c[0] = e;
+      der->c[1] = -e;
+      der->c[2] = 7;
+      der->h = *hit;
+      der->more = *hits;
+      der->big = 1LL << (30 + e);
+      writer->Fill();
    }
 }
 #include <ROOT/RNTupleReader.hxx>
@@ -149,6 +184,7 @@ def main() -> int:
         if not ROOT.gInterpreter.Declare(WRITE):
             raise RuntimeError("cannot compile the writer")
         ROOT.rntuple_streamer_write(path)
+        ROOT.rntuple_split_write(path)
         values = read_back(ROOT, path)
     with open(os.path.join(out_dir, "streamer_root640.json"), "w", encoding="utf-8") as fh:
         json.dump({"Events": values}, fh, indent=1)

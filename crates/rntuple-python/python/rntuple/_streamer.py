@@ -52,6 +52,41 @@ def is_decoded(arr: pa.Array) -> bool:
 
 
 def to_layout(arr: pa.Array) -> ak.contents.Content:
-    """The awkward layout of decoded streamer values (no option types: nothing in them is null)."""
+    """The awkward layout of decoded streamer values (no option types: nothing in them is null),
+    base classes flattened as in split fields' records (:func:`_flatten_bases`)."""
     layout = ak.from_arrow(arr, highlevel=False)
-    return ak.to_layout(ak.drop_none(ak.Array(layout)), allow_record=False) if layout.is_option else layout
+    if layout.is_option:
+        layout = ak.to_layout(ak.drop_none(ak.Array(layout)), allow_record=False)
+    return _flatten_bases(layout)
+
+
+def _is_base(name: str) -> bool:
+    return name.startswith(":_") and name[2:].isdigit()
+
+
+def _flatten_bases(layout: ak.contents.Content) -> ak.contents.Content:
+    """Records with base-class members ``:_N`` get the bases' members in their place, in the order
+    uproot and the split fields' forms use (``Field.record_members``: the record's own members, then
+    the bases', the last base first, depth first). A base whose member names would collide with names
+    already there stays a nested ``:_N`` record."""
+    if isinstance(layout, ak.contents.RecordArray):
+        contents = [_flatten_bases(c) for c in layout.contents]
+        names: list[str] = []
+        out: list[ak.contents.Content] = []
+        pending = [(layout.fields, contents)]
+        while pending:
+            fields, items = pending.pop()
+            for name, c in zip(fields, items, strict=True):
+                if _is_base(name) and isinstance(c, ak.contents.RecordArray) and not set(c.fields) & set(names):
+                    pending.append((c.fields, c.contents))
+                else:
+                    names.append(name)
+                    out.append(c)
+        return ak.contents.RecordArray(out, names, length=layout.length)
+    if isinstance(layout, ak.contents.ListOffsetArray):
+        return ak.contents.ListOffsetArray(layout.offsets, _flatten_bases(layout.content), parameters=layout.parameters)
+    if isinstance(layout, ak.contents.RegularArray):
+        return ak.contents.RegularArray(
+            _flatten_bases(layout.content), layout.size, zeros_length=layout.length, parameters=layout.parameters
+        )
+    return layout
