@@ -275,7 +275,9 @@ impl Decoder<'_, '_> {
             // Nothing follows, not even the members' headers.
             return Ok(List(Vec::new()));
         }
-        let mut items: Vec<Vec<(String, Value)>> = vec![Vec::with_capacity(info.elements.len()); n];
+        // (No capacity per item: n is bounded by the bytes, the elements by
+        // the streamer info; their product is not.)
+        let mut items: Vec<Vec<(String, Value)>> = vec![Vec::new(); n];
         for e in &info.elements {
             let what = format!("{}::{} (member-wise)", info.name, e.name);
             let column: Vec<Value> = match &e.kind {

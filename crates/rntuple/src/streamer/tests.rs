@@ -217,3 +217,31 @@ fn arrow_json(arr: &dyn arrow_array::Array, i: usize) -> serde_json::Value {
         other => panic!("{other}"),
     }
 }
+
+#[test]
+fn every_single_byte_corruption_is_an_answer_not_a_panic() {
+    // Each byte of the streamer info and of every entry set to 0x00, 0xff
+    // and 0x7f in turn: parsing and decoding return (Ok or Err), bounded.
+    let info_bytes = streamer_info_bytes();
+    for at in 0..info_bytes.len() {
+        for v in [0x00, 0xff, 0x7f] {
+            let mut b = info_bytes.clone();
+            b[at] = v;
+            let _ = StreamerInfos::parse(&b);
+        }
+    }
+    let infos = StreamerInfos::parse(&info_bytes).expect("parse");
+    for (_, type_name, values) in entries() {
+        for bytes in values {
+            for at in 0..bytes.len() {
+                for v in [0x00, 0xff, 0x7f] {
+                    let mut b = bytes.clone();
+                    b[at] = v;
+                    if let Ok(value) = decode(&infos, &type_name, &b) {
+                        let _ = value.to_json();
+                    }
+                }
+            }
+        }
+    }
+}
