@@ -46,9 +46,10 @@ def test_forms_and_values_are_those_of_split_fields():
     assert streamed.type == split.type
     assert streamed.tolist() == split.tolist()
     der = "{h: " + HIT + ", more: var * " + HIT + ", big: int64, w: float64, c: 3 * int16}"
-    assert str(streamed.type) == f"4 * {{hit: {HIT}, hits: var * {HIT}, der: {der}}}"
+    tob = "{n: int32, v: var * float64, fUniqueID: uint32, fBits: uint32}"  # TObject as split fields have it
+    assert str(streamed.type) == f"4 * {{hit: {HIT}, hits: var * {HIT}, der: {der}, tob: {tob}}}"
     streamed_pa, split_pa = f["Events"].arrays(library="pa"), f["Split"].arrays(library="pa")
-    for name in ("hit", "hits", "der"):
+    for name in ("hit", "hits", "der", "tob"):
         assert streamed_pa.schema.field(name).type == split_pa.schema.field(name).type, name
     assert streamed_pa.to_pylist() == split_pa.to_pylist()
 

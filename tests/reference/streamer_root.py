@@ -42,14 +42,17 @@ void rntuple_streamer_write(const char *path) {
    model->AddField(std::make_unique<ROOT::RStreamerField>("hit", "Hit"));
    model->AddField(std::make_unique<ROOT::RStreamerField>("hits", "std::vector<Hit>"));
    model->AddField(std::make_unique<ROOT::RStreamerField>("der", "Derived26"));
+   model->AddField(std::make_unique<ROOT::RStreamerField>("tob", "Tagged26"));
    auto writer = ROOT::RNTupleWriter::Recreate(std::move(model), "Events", path);
    auto entry = writer->GetModel().CreateBareEntry();
    Hit hit;
    std::vector<Hit> hits;
    Derived26 der;
+   Tagged26 tob;
    entry->BindRawPtr("hit", &hit);
    entry->BindRawPtr("hits", &hits);
    entry->BindRawPtr("der", &der);
+   entry->BindRawPtr("tob", &tob);
    for (int e = 0; e < 4; ++e) {
       hit.x = e + 0.5f;
       hit.y = -e;
@@ -70,6 +73,9 @@ void rntuple_streamer_write(const char *path) {
       der.h = hit;
       der.more = hits;
       der.big = 1LL << (30 + e);
+      tob.SetUniqueID(100 + e);
+      tob.n = -e;
+      tob.v.assign(e, 0.125 * e);
       writer->Fill(*entry);
    }
 }
@@ -79,6 +85,7 @@ void rntuple_split_write(const char *path) {
    auto hit = model->MakeField<Hit>("hit");
    auto hits = model->MakeField<std::vector<Hit>>("hits");
    auto der = model->MakeField<Derived26>("der");
+   auto tob = model->MakeField<Tagged26>("tob");
    auto options = ROOT::RNTupleWriteOptions();
    auto file = std::unique_ptr<TFile>(TFile::Open(path, "UPDATE"));
    auto writer = ROOT::RNTupleWriter::Append(std::move(model), "Split", *file, options);
@@ -102,12 +109,15 @@ void rntuple_split_write(const char *path) {
       der->h = *hit;
       der->more = *hits;
       der->big = 1LL << (30 + e);
+      tob->SetUniqueID(100 + e);
+      tob->n = -e;
+      tob->v.assign(e, 0.125 * e);
       writer->Fill();
    }
 }
 #include <ROOT/RNTupleReader.hxx>
 void rntuple_streamer_read(const char *path, std::vector<Hit> &hit, std::vector<std::vector<Hit>> &hits,
-                           std::vector<Derived26> &der) {
+                           std::vector<Derived26> &der, std::vector<Tagged26> &tob) {
    auto reader = ROOT::RNTupleReader::Open("Events", path);
    auto entry = reader->CreateEntry();
    for (ROOT::NTupleSize_t i = 0; i < reader->GetNEntries(); ++i) {
@@ -115,6 +125,7 @@ void rntuple_streamer_read(const char *path, std::vector<Hit> &hit, std::vector<
       hit.push_back(*entry->GetPtr<Hit>("hit"));
       hits.push_back(*entry->GetPtr<std::vector<Hit>>("hits"));
       der.push_back(*entry->GetPtr<Derived26>("der"));
+      tob.push_back(*entry->GetPtr<Tagged26>("tob"));
    }
 }
 """
@@ -132,12 +143,14 @@ def hit(h) -> dict:
 
 def read_back(ROOT, path: str) -> list[dict]:  # noqa: N803
     hits_, vhits, ders = ROOT.std.vector["Hit"](), ROOT.std.vector["std::vector<Hit>"](), ROOT.std.vector["Derived26"]()
-    ROOT.rntuple_streamer_read(path, hits_, vhits, ders)
+    tobs = ROOT.std.vector["Tagged26"]()
+    ROOT.rntuple_streamer_read(path, hits_, vhits, ders, tobs)
     out = []
     for i in range(hits_.size()):
         h = hits_[i]
         hs = vhits[i]
         d = ders[i]
+        t = tobs[i]
         out.append(
             {
                 "hit": hit(h),
@@ -147,6 +160,11 @@ def read_back(ROOT, path: str) -> list[dict]:  # noqa: N803
                     "h": hit(d.h),
                     "more": [hit(x) for x in d.more],
                     "big": int(d.big),
+                },
+                "tob": {
+                    ":_0": {"fUniqueID": int(t.GetUniqueID()), "fBits": int(t.TestBits(0x00FFFFFF))},
+                    "n": int(t.n),
+                    "v": [float(x) for x in t.v],
                 },
             }
         )

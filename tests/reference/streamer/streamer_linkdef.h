@@ -3,4 +3,5 @@
 #pragma link C++ class std::vector<Hit>+;
 #pragma link C++ class Base26+;
 #pragma link C++ class Derived26+;
+#pragma link C++ class Tagged26+;
 #endif

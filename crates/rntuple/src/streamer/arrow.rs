@@ -68,6 +68,12 @@ fn type_of(infos: &StreamerInfos, type_name: &str, depth: usize) -> Result<DataT
         let what =
             || format!("{}::{} (type '{}', streamer element type {})", info.name, e.name, e.type_name, e.type_code);
         let (name, dt) = match &e.kind {
+            ElementKind::Base if e.name == "TObject" => {
+                bases += 1;
+                let u32_field = |n: &str| Field::new(n, DataType::UInt32, false);
+                let t = DataType::Struct(Fields::from(vec![u32_field("fUniqueID"), u32_field("fBits")]));
+                (format!(":_{}", bases - 1), t)
+            }
             ElementKind::Base => {
                 bases += 1;
                 (format!(":_{}", bases - 1), type_of(infos, &e.name, depth + 1)?)

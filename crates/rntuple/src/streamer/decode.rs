@@ -189,7 +189,7 @@ impl Decoder<'_, '_> {
             let what = format!("{}::{}", info.name, e.name);
             let v = match &e.kind {
                 ElementKind::Base => {
-                    let v = self.class(&e.name, depth + 1)?;
+                    let v = if e.name == "TObject" { self.tobject(&what)? } else { self.class(&e.name, depth + 1)? };
                     out.push((format!(":_{bases}"), v));
                     bases += 1;
                     continue;
@@ -233,6 +233,24 @@ impl Decoder<'_, '_> {
             out.push((e.name.clone(), v));
         }
         Ok(Value::Record(out))
+    }
+
+    /// A `TObject` base as `TObject::Streamer` writes it: a version without
+    /// byte count, the unique id, the bits (and a process id when bit 4,
+    /// kIsReferenced, is set); read as the split field `TObject` is, the
+    /// record {fUniqueID, fBits}.
+    fn tobject(&mut self, what: &str) -> Result<Value, Fail> {
+        let what = format!("{what} (TObject)");
+        self.b.u16(&what)?;
+        let id = self.b.u32(&what)?;
+        let bits = self.b.u32(&what)?;
+        if bits & (1 << 4) != 0 {
+            self.b.u16(&what)?;
+        }
+        Ok(Value::Record(vec![
+            ("fUniqueID".into(), Value::UInt(u64::from(id))),
+            ("fBits".into(), Value::UInt(u64::from(bits))),
+        ]))
     }
 
     fn at_end(&mut self, end: Option<usize>, what: &str) -> Result<(), Fail> {

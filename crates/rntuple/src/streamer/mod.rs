@@ -7,8 +7,8 @@
 //!
 //! What is decoded: fundamental members and C arrays of them, `std::string`,
 //! `std::vector` of fundamentals, strings and classes (object-wise and
-//! member-wise), class members and base classes, classes with and without
-//! `ClassDef`. Anything else is refused with the class, the member and the
+//! member-wise), class members and base classes (`TObject` included),
+//! classes with and without `ClassDef`. Anything else is refused with the class, the member and the
 //! reason (the caller keeps the bytes). [`decode_array`] turns a streamer
 //! field's column of bytes (what `RNTuple::read` returns for it) into an
 //! Arrow array typed as the split field of the class would be;

@@ -78,7 +78,7 @@ fn values_equal_roots_reader() {
     let expected = expected();
     let rows = expected["Events"].as_array().expect("entries");
     let fields = entries();
-    assert_eq!(fields.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["hit", "hits", "der"]);
+    assert_eq!(fields.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["hit", "hits", "der", "tob"]);
     for (name, type_name, values) in &fields {
         assert_eq!(values.len(), rows.len());
         for (i, bytes) in values.iter().enumerate() {
@@ -172,7 +172,7 @@ fn arrow_arrays_have_the_split_fields_types_and_roots_values() {
     let expected = expected();
     for (i, f) in nt.schema().fields.iter().enumerate() {
         let arr = decode_array(&infos, &f.type_name, batch.column(i).as_binary::<i64>()).expect("decode");
-        assert_eq!(arr.len(), 4);
+        assert_eq!(arr.len(), 4, "{}", f.name);
         for e in 0..arr.len() {
             assert_eq!(arrow_json(&arr, e), expected["Events"][e][&f.name], "{} entry {e}", f.name);
         }
@@ -213,6 +213,7 @@ fn arrow_json(arr: &dyn arrow_array::Array, i: usize) -> serde_json::Value {
         D::Int16 => json!(arr.as_primitive::<Int16Type>().value(i)),
         D::Int32 => json!(arr.as_primitive::<Int32Type>().value(i)),
         D::Int64 => json!(arr.as_primitive::<Int64Type>().value(i)),
+        D::UInt32 => json!(arr.as_primitive::<UInt32Type>().value(i)),
         D::LargeUtf8 => json!(arr.as_string::<i64>().value(i)),
         other => panic!("{other}"),
     }
