@@ -735,6 +735,18 @@ def _(g: dict[str, Good]) -> bytes:
     return bytes(buf)
 
 
+@case("header_nested_deferred_columns", "uncomp")
+def _(g: dict[str, Good]) -> bytes:
+    """The header's feature flags have bit 0 set, format 1.1.0.0's "nested deferred columns" (which
+    ROOT 6.42's merger sets); checksums recomputed."""
+    good = g["uncomp"]
+    good.require_plain_envelopes()
+    buf = good.buf()
+    struct.pack_into("<Q", buf, good.header_at + 8, 1)
+    good.retarget_header_checksum(buf)
+    return bytes(buf)
+
+
 @case("header_length_field_mismatch", "uncomp")
 def _(g: dict[str, Good]) -> bytes:
     """The length in the header envelope's preamble is 8 more than the envelope's size (which the anchor

@@ -71,7 +71,8 @@ pub const ROLE_STREAMER: u16 = 0x04;
 // Field and column flags live in `model` (FIELD_FLAG_*, COLUMN_FLAG_*), next to
 // the descriptors that carry them; they are re-exported here for completeness.
 pub use crate::model::{
-    COLUMN_FLAG_DEFERRED, COLUMN_FLAG_RANGE, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE, FIELD_FLAG_TYPE_CHECKSUM,
+    COLUMN_FLAG_DEFERRED, COLUMN_FLAG_RANGE, FIELD_FLAG_PROJECTED, FIELD_FLAG_REPETITIVE, FIELD_FLAG_SOA,
+    FIELD_FLAG_TYPE_CHECKSUM,
 };
 
 // ---------------------------------------------------------------------------

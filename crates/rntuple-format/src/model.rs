@@ -75,6 +75,12 @@ pub const FIELD_FLAG_REPETITIVE: u16 = 0x01;
 pub const FIELD_FLAG_PROJECTED: u16 = 0x02;
 /// Field flag: has ROOT type checksum.
 pub const FIELD_FLAG_TYPE_CHECKSUM: u16 = 0x04;
+/// Field flag: struct-of-arrays field (ROOT 6.40's experimental
+/// `ROOT::Experimental::RSoAField`): a collection whose type name is the SoA
+/// class and whose only subfield is the underlying record. On disk it is a
+/// collection of that record; the flag only says which in-memory type wrote
+/// it. ROOT 6.40 writes it with flag 0x04 (type checksum of the SoA class).
+pub const FIELD_FLAG_SOA: u16 = 0x08;
 /// Column flag: deferred column.
 pub const COLUMN_FLAG_DEFERRED: u16 = 0x01;
 /// Column flag: column with value range.
@@ -133,6 +139,12 @@ pub struct SchemaDescription {
     pub columns: Vec<ColumnDescriptor>,
     pub alias_columns: Vec<AliasColumnDescriptor>,
     pub extra_type_info: Vec<ExtraTypeInfo>,
+    /// Records that hold bytes after everything this reader knows (the
+    /// spec's "Frames": a later format version may append members, which
+    /// readers skip), as (record, number of bytes), e.g. `("field 3", 8)`.
+    /// Reading ignores them; a tool that copies records (merge) must keep
+    /// or refuse them. Never written.
+    pub unknown_trailing_bytes: Vec<(String, usize)>,
 }
 
 /// Header envelope (type 0x01).

@@ -234,6 +234,35 @@ impl RNTuple {
         Ok(PyRecordBatch::new(batch))
     }
 
+    /// Decodes the bytes of a streamer field of C++ type `type_name` (one
+    /// value per entry, as `read` returns them) with this RNTuple's streamer
+    /// infos into an Arrow array typed as the split field of the class
+    /// (`rntuple::streamer`); raises `ValueError` naming the class and the
+    /// reason when it cannot.
+    fn decode_streamer(
+        &self,
+        py: Python<'_>,
+        type_name: String,
+        bytes: pyo3_arrow::PyArray,
+    ) -> PyResult<pyo3_arrow::PyArray> {
+        use arrow_array::cast::AsArray;
+        let nt = self.inner.clone();
+        let (arr, _) = bytes.into_inner();
+        let out = py
+            .detach(move || -> Result<arrow_array::ArrayRef, String> {
+                let infos = nt.streamer_infos().map_err(|e| e.to_string())?;
+                if let Some(b) = arr.as_binary_opt::<i64>() {
+                    rntuple::streamer::decode_array(&infos, &type_name, b)
+                } else if let Some(b) = arr.as_binary_opt::<i32>() {
+                    rntuple::streamer::decode_array(&infos, &type_name, b)
+                } else {
+                    Err(format!("the values are {}, not bytes", arr.data_type()))
+                }
+            })
+            .map_err(pyo3::exceptions::PyValueError::new_err)?;
+        Ok(pyo3_arrow::PyArray::from_array_ref(out))
+    }
+
     /// I/O figures of the reads so far: requests, vectored_calls, bytes_read,
     /// bytes_needed, pages, read_time (seconds), read_rate (bytes/s),
     /// file_size, and `wire`: the storage's figures (a dict, or `None` for a

@@ -209,6 +209,7 @@ fn merge<'py>(
     d.set_item("fields_added", &s.fields_added)?;
     d.set_item("fields_dropped", &s.fields_dropped)?;
     d.set_item("attribute_sets_dropped", &s.attribute_sets_dropped)?;
+    d.set_item("warnings", &s.warnings)?;
     d.set_item("bytes", s.bytes)?;
     Ok(d)
 }

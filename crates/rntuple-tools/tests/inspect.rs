@@ -163,3 +163,26 @@ fn attribute_sets_are_listed_in_text_json_and_show() {
     let shown = String::from_utf8(shown).expect("utf-8");
     assert!(shown.contains(runs) && shown.contains(flags), "{shown}");
 }
+
+#[test]
+fn soa_fields_show_their_soa_type() {
+    // ROOT 6.40's RSoAField (tests/reference/soa_root.py): the field `hits`
+    // has flag 0x08, type name HitSoA and the record subfield HitRecord.
+    let path = data("soa_root640.root");
+    let i = inspect_file(&path, None, true).expect("inspect");
+    let j = to_json(&i);
+    let fields = j["rntuples"][0]["fields"].as_array().expect("fields");
+    let hits = fields.iter().find(|f| f["name"] == "hits").expect("hits");
+    assert_eq!((&hits["type"], &hits["soa"]), (&serde_json::json!("HitSoA"), &serde_json::json!(true)));
+    let n = fields.iter().find(|f| f["name"] == "n").expect("n");
+    assert_eq!(n["soa"], serde_json::json!(false));
+    let mut text = Vec::new();
+    table::write(&i, table::Limits::default(), &mut text).expect("text");
+    let text = String::from_utf8(text).expect("utf-8");
+    assert!(text.contains("HitSoA (SoA)"), "{text}");
+    let nt = rntuple::RNTupleFile::open(&path).expect("open").rntuple("Events").expect("rntuple");
+    let mut shown = Vec::new();
+    rntuple_tools::term::show(&nt, &mut shown).expect("show");
+    let shown = String::from_utf8(shown).expect("utf-8");
+    assert!(shown.contains("hits : HitSoA [SoA of HitRecord]"), "{shown}");
+}

@@ -343,3 +343,31 @@ fn attribute_sets_are_left_out_and_named() {
     assert!(nt.attribute_sets().is_empty());
     assert_verifies(&out);
 }
+
+/// The cluster groups of the footer of RNTuple "t" in `path`, as stored.
+fn stored_groups(path: &Path) -> Vec<rntuple::format::model::ClusterGroupDescriptor> {
+    let root = rntuple_tools::load::open_root(path, true).expect("open");
+    rntuple_tools::load::load(root, "out", "t", true).expect("load").footer.cluster_groups
+}
+
+#[test]
+fn inputs_without_entries_add_no_empty_cluster_group() {
+    // Format 1.0.2.2 forbids cluster groups without clusters.
+    let empty = scratch("empty-in.root");
+    write(&empty, "t", vec![batch(0, 0, false)], small(505));
+    assert_eq!(descriptor(&empty, "t").clusters.len(), 0);
+    let full = scratch("empty-full-in.root");
+    write(&full, "t", vec![batch(0, 50, false)], small(505));
+    let out = scratch("empty-merged.root");
+    let s = run(&out, &[&empty, &full, &empty], &forced()).expect("merge");
+    assert_eq!(s.entries, 50);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let groups = stored_groups(&out);
+    assert_eq!(groups.len(), s.cluster_groups);
+    assert!(!groups.is_empty() && groups.iter().all(|g| g.num_clusters > 0), "{groups:?}");
+    assert_eq!(read_all(&out, "t"), read_all(&full, "t"));
+    let s = run(&out, &[&empty, &empty], &forced()).expect("merge of empty inputs");
+    assert_eq!((s.entries, s.cluster_groups), (0, 0));
+    assert!(stored_groups(&out).is_empty());
+    assert_verifies(&out);
+}

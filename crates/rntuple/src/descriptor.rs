@@ -36,6 +36,9 @@ pub struct Descriptor {
     pub num_header_columns: usize,
     pub clusters: Vec<ClusterInfo>,
     pub num_cluster_groups: usize,
+    /// Extra type information of header and footer (spec "Extra type
+    /// information"): ROOT's streamer infos of its streamer fields.
+    pub extra_type_info: Vec<rntuple_format::model::ExtraTypeInfo>,
 }
 
 impl Descriptor {
@@ -49,6 +52,8 @@ impl Descriptor {
         columns.extend(footer.schema_extension.columns);
         let mut alias_columns = header.schema.alias_columns;
         alias_columns.extend(footer.schema_extension.alias_columns);
+        let mut extra_type_info = header.schema.extra_type_info;
+        extra_type_info.extend(footer.schema_extension.extra_type_info);
 
         let loc = |what: String| Location::new(what, None);
         for (i, f) in fields.iter().enumerate() {
@@ -155,6 +160,7 @@ impl Descriptor {
             num_header_columns,
             clusters,
             num_cluster_groups,
+            extra_type_info,
         })
     }
 

@@ -12,6 +12,7 @@ pub mod descriptor;
 pub mod json;
 mod read;
 pub mod schema;
+pub mod streamer;
 pub mod write;
 
 use std::path::Path;
@@ -257,6 +258,25 @@ impl RNTuple {
     }
     pub fn schema(&self) -> &Schema {
         &self.schema
+    }
+
+    /// The streamer infos ROOT stored for this RNTuple's streamer fields
+    /// (extra type information of content id 0, header and footer), to
+    /// decode them with [`streamer::decode_array`]. Empty when there are none.
+    pub fn streamer_infos(&self) -> Result<streamer::StreamerInfos> {
+        let mut all = streamer::StreamerInfos::default();
+        for (i, e) in self.descriptor().extra_type_info.iter().enumerate() {
+            if e.content_id != rntuple_format::constants::EXTRA_TYPE_INFO_STREAMER_INFO || e.content.is_empty() {
+                continue;
+            }
+            let infos = streamer::StreamerInfos::parse(&e.content).map_err(|why| {
+                Error::out_of_spec(why, Location::new(format!("streamer info (extra type information {i})"), None))
+            })?;
+            for (class, versions) in infos.classes {
+                all.classes.entry(class).or_default().extend(versions);
+            }
+        }
+        Ok(all)
     }
     pub fn num_entries(&self) -> u64 {
         self.source.desc.num_entries()

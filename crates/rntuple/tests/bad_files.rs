@@ -42,6 +42,7 @@ const CASES: &[&str] = &[
     "header_field_parent_cycle",
     "header_column_field_out_of_range",
     "header_unknown_feature_flag",
+    "header_nested_deferred_columns",
     "header_length_field_mismatch",
     "header_block_unknown_algorithm",
     "header_block_size_lies",
@@ -83,6 +84,7 @@ const STRUCTURAL: &[&str] = &[
     "header_field_parent_cycle",
     "header_column_field_out_of_range",
     "header_unknown_feature_flag",
+    "header_nested_deferred_columns",
     "header_length_field_mismatch",
     "header_block_unknown_algorithm",
     "header_block_size_lies",
@@ -427,6 +429,15 @@ fn header_unknown_feature_flag() {
     assert!(matches!(err, Error::Unsupported { .. }), "{err}");
     assert_mentions(&err, &["header envelope", "feature flag", "bit 5"]);
     assert_offset(&err, 8); // inside the envelope
+}
+
+#[test]
+fn header_nested_deferred_columns() {
+    // Format 1.1.0.0's first feature flag: refused by name, not as a bare bit.
+    let err = error_of("header_nested_deferred_columns");
+    assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+    assert_mentions(&err, &["header envelope", "feature flag bit 0", "nested deferred columns (format 1.1)"]);
+    assert_offset(&err, 8);
 }
 
 #[test]

@@ -117,8 +117,12 @@ pub(crate) fn finish(mut w: Writer) -> Result<(Vec<u8>, u64)> {
 
 /// Reads feature flag words (spec "Feature Flags"): words follow as long as
 /// the previous one has its most significant bit set. Returns the words with
-/// that continuation bit cleared; fails on any set bit, since format 1.0
-/// defines none.
+/// that continuation bit cleared; fails on any set bit, since this reader
+/// implements none. Bit 0 is format 1.1.0.0's "nested deferred columns"
+/// (set by ROOT 6.42's merger when a later input adds fields under a
+/// collection; ROOT's `RNTupleDescriptor::kFeatureFlagNestedDeferredColumns`):
+/// its refusal names the feature, so that a user knows a newer reader is
+/// needed rather than that the file is broken.
 pub(crate) fn read_feature_flags(r: &mut Reader<'_>) -> Result<Vec<u64>> {
     let mut words = Vec::new();
     loop {
@@ -127,7 +131,11 @@ pub(crate) fn read_feature_flags(r: &mut Reader<'_>) -> Result<Vec<u64>> {
         let flags = word & !FEATURE_FLAG_CONTINUATION;
         if flags != 0 {
             let bit = flags.trailing_zeros() + FEATURE_FLAG_BITS_PER_WORD * words.len() as u32;
-            return Err(start.unsupported("feature flags", format!("feature flag bit {bit}")));
+            let feature = match bit {
+                0 => "feature flag bit 0: nested deferred columns (format 1.1)".to_string(),
+                _ => format!("feature flag bit {bit}"),
+            };
+            return Err(start.unsupported("feature flags", feature));
         }
         words.push(flags);
         if word & FEATURE_FLAG_CONTINUATION == 0 {

@@ -40,16 +40,24 @@ use crate::model::*;
 /// Reads the four list frames of a schema description.
 pub fn parse_schema_description(r: &mut Reader<'_>) -> Result<SchemaDescription> {
     let (n, mut list) = r.list_frame(RECORD_FRAME_PREAMBLE_SIZE, "field list frame")?;
+    let mut unknown_trailing_bytes = Vec::new();
+    let mut trailing = |what: String, rest: usize| {
+        if rest > 0 {
+            unknown_trailing_bytes.push((what, rest));
+        }
+    };
     let mut fields = Vec::with_capacity(n as usize);
     for i in 0..n {
-        let f = parse_field(&mut list).map_err(|e| e.within(&format!("field {i}")))?;
+        let (f, rest) = parse_field(&mut list).map_err(|e| e.within(&format!("field {i}")))?;
+        trailing(format!("field {i} '{}'", f.name), rest);
         fields.push(f);
     }
 
     let (n, mut list) = r.list_frame(RECORD_FRAME_PREAMBLE_SIZE, "column list frame")?;
     let mut columns = Vec::with_capacity(n as usize);
     for i in 0..n {
-        let c = parse_column(&mut list).map_err(|e| e.within(&format!("column {i}")))?;
+        let (c, rest) = parse_column(&mut list).map_err(|e| e.within(&format!("column {i}")))?;
+        trailing(format!("column {i}"), rest);
         columns.push(c);
     }
 
@@ -60,6 +68,7 @@ pub fn parse_schema_description(r: &mut Reader<'_>) -> Result<SchemaDescription>
             list.record_frame("alias column record frame").map_err(|e| e.within(&format!("alias column {i}")))?;
         let physical_column_id = f.u32("alias column: physical column id")?;
         let field_id = f.u32("alias column: field id")?;
+        trailing(format!("alias column {i}"), f.remaining());
         alias_columns.push(AliasColumnDescriptor { physical_column_id, field_id });
     }
 
@@ -78,13 +87,15 @@ pub fn parse_schema_description(r: &mut Reader<'_>) -> Result<SchemaDescription>
             let len = f.u32("extra type information: content length")? as usize;
             f.bytes(len, "extra type information: content")?.to_vec()
         };
+        trailing(format!("extra type information {i}"), f.remaining());
         extra_type_info.push(ExtraTypeInfo { content_id, type_version, type_name, content });
     }
 
-    Ok(SchemaDescription { fields, columns, alias_columns, extra_type_info })
+    Ok(SchemaDescription { fields, columns, alias_columns, extra_type_info, unknown_trailing_bytes })
 }
 
-fn parse_field(list: &mut Reader<'_>) -> Result<FieldDescriptor> {
+/// One field record and the number of bytes left in its frame after it.
+fn parse_field(list: &mut Reader<'_>) -> Result<(FieldDescriptor, usize)> {
     let mut f = list.record_frame("field record frame")?;
     let field_version = f.u32("field version")?;
     let type_version = f.u32("type version")?;
@@ -106,7 +117,7 @@ fn parse_field(list: &mut Reader<'_>) -> Result<FieldDescriptor> {
     let source_field_id =
         if flags & FIELD_FLAG_PROJECTED != 0 { Some(f.u32("projection source field id")?) } else { None };
     let type_checksum = if flags & FIELD_FLAG_TYPE_CHECKSUM != 0 { Some(f.u32("ROOT type checksum")?) } else { None };
-    Ok(FieldDescriptor {
+    let field = FieldDescriptor {
         field_version,
         type_version,
         parent_id,
@@ -119,10 +130,12 @@ fn parse_field(list: &mut Reader<'_>) -> Result<FieldDescriptor> {
         array_size,
         source_field_id,
         type_checksum,
-    })
+    };
+    Ok((field, f.remaining()))
 }
 
-fn parse_column(list: &mut Reader<'_>) -> Result<ColumnDescriptor> {
+/// One column record and the number of bytes left in its frame after it.
+fn parse_column(list: &mut Reader<'_>) -> Result<(ColumnDescriptor, usize)> {
     let mut f = list.record_frame("column record frame")?;
     let column_type = ColumnType::from_id(f.u16("column type")?);
     let bits_on_storage = f.u16("bits on storage")?;
@@ -138,7 +151,7 @@ fn parse_column(list: &mut Reader<'_>) -> Result<ColumnDescriptor> {
     } else {
         None
     };
-    Ok(ColumnDescriptor {
+    let column = ColumnDescriptor {
         column_type,
         bits_on_storage,
         field_id,
@@ -146,7 +159,8 @@ fn parse_column(list: &mut Reader<'_>) -> Result<ColumnDescriptor> {
         representation_index,
         first_element_index,
         value_range,
-    })
+    };
+    Ok((column, f.remaining()))
 }
 
 /// Writes the four list frames of a schema description. The flags of

@@ -83,6 +83,7 @@ fn sample_schema() -> SchemaDescription {
             type_name: String::new(),
             content: vec![1, 2, 3, 0, 255],
         }],
+        unknown_trailing_bytes: Vec::new(),
     }
 }
 
@@ -317,6 +318,14 @@ fn feature_flags() {
             other => panic!("{other:?}"),
         }
     }
+    h.feature_flags = vec![1];
+    let (bytes, _) = write_header(&h).unwrap();
+    match parse_header(&bytes, true) {
+        Err(Error::Unsupported { feature, .. }) => {
+            assert_eq!(feature, "feature flag bit 0: nested deferred columns (format 1.1)")
+        }
+        other => panic!("{other:?}"),
+    }
     let mut f = sample_footer(0);
     f.feature_flags = vec![1 << 62];
     let (bytes, _) = write_footer(&f).unwrap();
@@ -369,6 +378,9 @@ fn unknown_trailing_data_is_skipped() {
     assert_eq!(h.schema.fields[0].flags, 0x80);
     assert_eq!(h.schema.columns[0].column_type, ColumnType::Real32);
     assert_eq!(h.schema.columns[0].flags, 0x40);
+    // The field record's 16 extra bytes are counted (what merge refuses);
+    // the list frame's padding belongs to no record.
+    assert_eq!(h.schema.unknown_trailing_bytes, [("field 0 'f'".to_string(), 16)]);
 }
 
 #[test]

@@ -12,7 +12,8 @@ Form per field kind (uproot 5.7 for RNTuple):
 ===========================  ==============================================
 primitive, cardinality       NumpyArray of the first column's type
 string                       ListOffsetArray(NumpyArray uint8 "char") "string"
-streamer (uproot: error)     ListOffsetArray(NumpyArray uint8 "byte") "bytestring"
+streamer (uproot: error)     decoded (top level): the split field's form (_streamer.py);
+                             else ListOffsetArray(NumpyArray uint8 "byte") "bytestring"
 collection                   ListOffsetArray (offsets i32 for 32-bit index columns)
 std::optional                IndexedOptionArray (of a variant: UnionArray of
                              option contents)
@@ -36,6 +37,8 @@ import numpy as np
 import pyarrow as pa
 
 from ._errors import InternalError
+from ._streamer import is_decoded
+from ._streamer import to_layout as streamer_layout
 
 if TYPE_CHECKING:
     from ._fields import Field
@@ -138,6 +141,8 @@ def field_to_layout(arr: pa.Array, f: Field, keys: frozenset[str] | None = None)
     if kind == "string":
         return _bytes_list(arr, {"__array__": "string"}, {"__array__": "char"})
     if kind == "streamer":
+        if is_decoded(arr):
+            return streamer_layout(arr)
         return _bytes_list(arr, {"__array__": "bytestring"}, {"__array__": "byte"})
     if kind == "collection":
         content = field_to_layout(arr.values, f.children[0], keys)

@@ -24,6 +24,7 @@ from ._numpy import to_numpy_dict, to_pandas
 from ._read_args import ArraysArgs, IterateArgs, check_threads, entry_range, takes
 from ._results import Report, apply_how, datetime_units, to_library, with_datetimes
 from ._select import Selected, choose, in_order, plain_paths
+from ._streamer import decode_columns
 
 __all__ = ["AttributeSet", "Cluster", "Column", "RNTuple"]
 
@@ -330,7 +331,8 @@ class RNTuple:
         """Reads ``fields`` or, with ``paths``, only those (dotted, on-disk) parts of them; in the
         Arrow types of the C++ types for ``library="pa"``, else in those uproot's forms use."""
         names = [f.name for f in fields] if paths is None else paths
-        return pa.record_batch(self._inner.read(names, start, stop, check_threads(threads), library != "pa"))
+        batch = pa.record_batch(self._inner.read(names, start, stop, check_threads(threads), library != "pa"))
+        return decode_columns(self._inner, batch, fields)
 
     def _convert(
         self, batch: pa.RecordBatch, fields: list[Field], keys: frozenset[str] | None, library: str, start: int

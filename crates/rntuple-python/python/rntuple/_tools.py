@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -153,6 +154,9 @@ class MergeSummary:
     #: attribute sets of the inputs left out, as ROOT's ``RNTupleMerger`` leaves them out
     attribute_sets_dropped: list[str]
     bytes: int
+    #: what did not stop the merge but should be known (an input in a newer format version); also
+    #: issued as ``UserWarning``
+    warnings: list[str]
 
 
 def merge(
@@ -186,6 +190,8 @@ def merge(
     if threads < 0:
         raise InvalidArgumentError(f"threads must not be negative, not {threads}")
     s = _lib.merge(os.fspath(out), files, name, mode, setting, overwrite, verify_checksums, threads, sync, progress)
+    for w in s["warnings"]:
+        warnings.warn(w, stacklevel=2)
     return MergeSummary(**s)
 
 

@@ -192,6 +192,9 @@ pub(crate) fn merge_files(a: MergeArgs, verify: bool, out: &mut dyn Write) -> Re
         for f in &summary.fields_dropped {
             writeln!(out, "left out field {f}")?;
         }
+        for w in &summary.warnings {
+            writeln!(out, "warning: {w}")?;
+        }
         for a in &summary.attribute_sets_dropped {
             writeln!(out, "left out attribute set {a} (attribute sets are not merged, as by ROOT's RNTupleMerger)")?;
         }

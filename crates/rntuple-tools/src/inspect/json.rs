@@ -41,6 +41,7 @@ fn field(f: &FieldReport, total: u64) -> Value {
         "type": f.type_name,
         "id": f.id,
         "projected": f.projected,
+        "soa": f.soa,
         "projections": f.projections.iter().map(|(n, t)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
         "num_subfields": f.num_subfields,
         "num_columns": f.num_columns,

@@ -118,6 +118,9 @@ pub struct FieldReport {
     pub name: String,
     pub type_name: String,
     pub projected: bool,
+    /// A struct-of-arrays field (flag 0x08, ROOT's `RSoAField`): `type_name`
+    /// is the SoA class, the stored collection is of its record subfield.
+    pub soa: bool,
     /// `(name, type)` of the projected top-level fields whose source lies in
     /// this field (RNTupleImporter's `Muon_pt` over `_collection12`): the
     /// names users know for an untyped record or collection.
@@ -389,6 +392,7 @@ pub fn inspect_loaded(l: &Loaded) -> RNTupleReport {
                 name: f.name.clone(),
                 type_name: f.type_name.clone(),
                 projected: f.flags & rntuple::format::model::FIELD_FLAG_PROJECTED != 0,
+                soa: f.flags & rntuple::format::model::FIELD_FLAG_SOA != 0,
                 projections: Vec::new(),
                 num_subfields: 0,
                 num_columns: 0,

@@ -160,6 +160,9 @@ fn field_name(f: &FieldReport) -> String {
 
 /// The C++ type, or for an untyped field the distinct types of its projections.
 fn field_type(f: &FieldReport) -> String {
+    if f.soa {
+        return format!("{} (SoA)", f.type_name);
+    }
     if !f.type_name.is_empty() || f.projections.is_empty() {
         return f.type_name.clone();
     }

@@ -15,6 +15,16 @@
 //! over the output only when complete: on an error or an interruption the
 //! temporary file is removed and no output appears.
 //!
+//! Format versions: an input written in a newer format version than this
+//! merger's ([`FORMAT_VERSION`], 1.0.2.x) is merged with a warning
+//! ([`MergeSummary::warnings`]), as ROOT's merger warns; what the merger
+//! could not copy faithfully is refused: envelope records holding bytes of a
+//! later version (a field record with members appended) would lose them, so
+//! such an input is refused naming the record (inputs with unknown feature
+//! flags are refused when they are opened). The output never has an empty
+//! cluster group (forbidden from format 1.0.2.2): a group is written only
+//! when it received a cluster, so inputs without entries add none.
+//!
 //! Attribute sets (spec "Linked Attribute Set Record Frame") are left out of
 //! the output, as ROOT 6.40's `RNTupleMerger` leaves them out (its merged
 //! footer links none); [`MergeSummary::attribute_sets_dropped`] names each
@@ -29,7 +39,8 @@ use std::str::FromStr;
 
 use rntuple::container::storage::StorageUrl;
 use rntuple::container::write::{FileWriter, WriterOptions};
-use rntuple::format::{Error, Result};
+use rntuple::format::constants::FORMAT_VERSION;
+use rntuple::format::{Error, Location, Result};
 use rntuple::write::{FooterParts, PageSink, SinkOptions};
 
 pub use copy::PageStats;
@@ -132,6 +143,9 @@ pub struct MergeSummary {
     /// Attribute sets of the inputs, all left out (as ROOT 6.40's merger
     /// does), as `"name (from FILE)"`.
     pub attribute_sets_dropped: Vec<String>,
+    /// Things the user should know that did not stop the merge (an input
+    /// written in a newer format version than this merger's).
+    pub warnings: Vec<String>,
     /// Size of the output file.
     pub bytes: u64,
 }
@@ -229,6 +243,10 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
         })?;
         loaded.push(l);
     }
+    let mut warnings = Vec::new();
+    for l in &loaded {
+        check_format(l, &mut warnings)?;
+    }
     let writer = format!("rntuple (Rust) v{} merge", env!("CARGO_PKG_VERSION"));
     let plan = plan::plan(&loaded, options.mode, writer)?;
     let target = options.compression.or_else(|| first_compression(&loaded)).unwrap_or(505);
@@ -307,8 +325,43 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
             .iter()
             .flat_map(|l| l.footer.attribute_sets.iter().map(move |a| format!("{} (from {})", a.name, l.file)))
             .collect(),
+        warnings,
         bytes,
     })
+}
+
+/// Warns about an input of a newer format version than [`FORMAT_VERSION`]
+/// (ROOT's merger warns likewise) and refuses one whose envelope records
+/// carry bytes of a later version, which the merged output would lose.
+fn check_format(l: &Loaded, warnings: &mut Vec<String>) -> Result<()> {
+    let a = &l.anchor;
+    let version = (a.version_epoch, a.version_major, a.version_minor);
+    let ours = (FORMAT_VERSION.0, FORMAT_VERSION.1, FORMAT_VERSION.2);
+    if version > ours {
+        warnings.push(format!(
+            "input {} was written in format {}.{}.{}.{}, newer than this merger's {}.{}.{}.x; \
+             features of the newer format that do not need a feature flag may be lost",
+            l.file, a.version_epoch, a.version_major, a.version_minor, a.version_patch, ours.0, ours.1, ours.2
+        ));
+    }
+    let records = l
+        .header
+        .schema
+        .unknown_trailing_bytes
+        .iter()
+        .map(|(r, n)| (r, n, "header"))
+        .chain(l.footer.schema_extension.unknown_trailing_bytes.iter().map(|(r, n)| (r, n, "footer schema extension")))
+        .next();
+    if let Some((record, n, envelope)) = records {
+        return Err(Error::unsupported(
+            format!(
+                "merging a {envelope} whose {record} record carries {n} bytes of a later format version \
+                 (the merged file would lose them)"
+            ),
+            Location::new(format!("input {}", l.file), None),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `out` is a URL of a remote store (not a local path or `file://`).
@@ -332,6 +385,46 @@ mod tests {
         for bad in ["", "zstd:0", "zstd:x", "brotli", "901", "301"] {
             assert!(parse_compression(bad).is_err(), "{bad}");
         }
+    }
+
+    fn loaded(name: &str) -> Loaded {
+        let path = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data")).join(name);
+        let root = open_root(&path, true).expect("open");
+        let rntuple = resolve_name(&root, name, None).expect("name");
+        load(root, name, &rntuple, true).expect("load")
+    }
+
+    #[test]
+    fn newer_inputs_warn_and_ours_do_not() {
+        let mut l = loaded("double_real32quant_rntuple_v1-0-2-0.root");
+        let mut warnings = Vec::new();
+        check_format(&l, &mut warnings).expect("1.0.2.0 merges");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        l.anchor.version_patch = 9; // 1.0.2.9: still ours
+        check_format(&l, &mut warnings).expect("1.0.2.9 merges");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        l.anchor.version_minor = 3;
+        l.anchor.version_patch = 0;
+        check_format(&l, &mut warnings).expect("1.0.3.0 merges with a warning");
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("format 1.0.3.0, newer than this merger's 1.0.2.x"), "{}", warnings[0]);
+        assert!(warnings[0].contains("double_real32quant_rntuple_v1-0-2-0.root"), "{}", warnings[0]);
+    }
+
+    #[test]
+    fn records_with_bytes_of_a_later_version_are_refused() {
+        // What the header parser reports for a field record with appended
+        // members (rntuple-format's `unknown_trailing_data_is_skipped`).
+        let mut l = loaded("ntpl001_staff_rntuple_v1-0-0-0.root");
+        l.header.schema.unknown_trailing_bytes.push(("field 2 'Age'".into(), 8));
+        let e = check_format(&l, &mut Vec::new()).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        let m = e.to_string();
+        assert!(m.contains("header") && m.contains("field 2 'Age'") && m.contains("8 bytes"), "{m}");
+        let mut l = loaded("ntpl001_staff_rntuple_v1-0-0-0.root");
+        l.footer.schema_extension.unknown_trailing_bytes.push(("column 0".into(), 4));
+        let m = check_format(&l, &mut Vec::new()).unwrap_err().to_string();
+        assert!(m.contains("footer schema extension") && m.contains("column 0"), "{m}");
     }
 
     #[test]

@@ -132,6 +132,7 @@ impl Out {
             num_header_columns: header.schema.columns.len(),
             clusters: Vec::new(),
             num_cluster_groups: 0,
+            extra_type_info: Vec::new(),
         }
     }
 }

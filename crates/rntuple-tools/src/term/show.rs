@@ -76,6 +76,10 @@ fn field_line(
     if f.projected {
         extra.push_str(" [projected]");
     }
+    if f.soa {
+        let record = f.children.first().map_or("?", |c| c.type_name.as_str());
+        extra.push_str(&format!(" [SoA of {record}]"));
+    }
     writeln!(out, "{}", fit(&format!("{indent}{} : {ty}{extra}", f.name), width))?;
     for (r, cols) in f.representations.iter().enumerate() {
         let descs: Vec<String> = cols

@@ -87,13 +87,9 @@ impl AttributeSet {
         let anchor = read_anchor(root, &link, main.anchor.max_key_size, main.options.verify_checksums, &what)?;
         let rntuple = RNTuple::open_anchor(root.clone(), &link.name, anchor, main.options).map_err(within)?;
         let names: Vec<&str> = rntuple.schema.fields.iter().map(|f| f.name.as_str()).collect();
-        if names != [RANGE_START, RANGE_LEN, USER_DATA] {
-            return Err(Error::out_of_spec(
-                format!("its top-level fields are {names:?}, not [{RANGE_START:?}, {RANGE_LEN:?}, {USER_DATA:?}]"),
-                at(Some(rntuple.anchor.seek_header)),
-            ));
-        }
-        let user = &rntuple.schema.fields[2];
+        let user_index = meta_fields(&names, link.schema_version_minor)
+            .map_err(|why| Error::out_of_spec(why, at(Some(rntuple.anchor.seek_header))))?;
+        let user = &rntuple.schema.fields[user_index];
         if !matches!(user.kind, FieldKind::Record) {
             return Err(Error::out_of_spec(
                 format!("its field {USER_DATA} is a {:?}, not a record", user.kind),
@@ -188,6 +184,28 @@ impl AttributeSet {
     }
 }
 
+/// Checks the top-level fields of an attribute set's RNTuple and returns
+/// the index of `_userData`. Schema 1.0 has exactly the three meta fields
+/// in order. A later minor version may add fields (the spec's "Attribute
+/// sets": a minor version adds optional content older readers ignore), so
+/// with a minor version above 0 the three must be there, in any order, and
+/// every other field is ignored.
+fn meta_fields(names: &[&str], minor: u16) -> std::result::Result<usize, String> {
+    const META: [&str; 3] = [RANGE_START, RANGE_LEN, USER_DATA];
+    if minor == 0 {
+        return if names == META {
+            Ok(2)
+        } else {
+            Err(format!("its top-level fields are {names:?}, not {META:?} (attribute schema 1.0)"))
+        };
+    }
+    let missing: Vec<&str> = META.iter().copied().filter(|m| !names.contains(m)).collect();
+    if !missing.is_empty() {
+        return Err(format!("its top-level fields {names:?} lack {missing:?} (attribute schema 1.{minor})"));
+    }
+    names.iter().position(|n| *n == USER_DATA).ok_or_else(|| format!("no {USER_DATA} field"))
+}
+
 fn u64_column<'a>(batch: &'a RecordBatch, i: usize, what: &str) -> Result<&'a UInt64Array> {
     let col = batch.column(i);
     col.as_any().downcast_ref::<UInt64Array>().ok_or_else(|| {
@@ -200,4 +218,24 @@ fn u64_column<'a>(batch: &'a RecordBatch, i: usize, what: &str) -> Result<&'a UI
             Location::new(what.to_string(), None),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::meta_fields;
+
+    #[test]
+    fn schema_1_0_has_exactly_the_meta_fields() {
+        assert_eq!(meta_fields(&["_rangeStart", "_rangeLen", "_userData"], 0), Ok(2));
+        let e = meta_fields(&["_rangeStart", "_rangeLen", "_userData", "_extra"], 0).unwrap_err();
+        assert!(e.contains("_extra") && e.contains("attribute schema 1.0"), "{e}");
+    }
+
+    #[test]
+    fn a_later_minor_version_may_add_fields_which_are_ignored() {
+        assert_eq!(meta_fields(&["_rangeStart", "_rangeLen", "_userData", "_extra"], 1), Ok(2));
+        assert_eq!(meta_fields(&["_weight", "_rangeStart", "_userData", "_rangeLen"], 3), Ok(2));
+        let e = meta_fields(&["_rangeStart", "_userData", "_extra"], 1).unwrap_err();
+        assert!(e.contains("_rangeLen") && e.contains("attribute schema 1.1"), "{e}");
+    }
 }

@@ -32,6 +32,9 @@ struct PendingSet {
     batches: Vec<RecordBatch>,
     /// A fill context that never fills, to check committed batches with.
     checker: Context,
+    /// Attribute schema minor version written into the link
+    /// ([`SCHEMA_VERSION`]'s; tests write later ones).
+    schema_minor: u16,
 }
 
 impl PendingSets {
@@ -65,7 +68,15 @@ impl PendingSets {
         let checker = Context::new(name, &meta, &overrides, options.clone(), false)
             .map_err(|e| e.within(&format!("attribute set {name:?}")))?;
         let schema = Arc::new(meta);
-        self.sets.push(PendingSet { name: name.to_string(), schema, overrides, options, batches: Vec::new(), checker });
+        self.sets.push(PendingSet {
+            name: name.to_string(),
+            schema,
+            overrides,
+            options,
+            batches: Vec::new(),
+            checker,
+            schema_minor: SCHEMA_VERSION.1,
+        });
         Ok(())
     }
 
@@ -135,7 +146,7 @@ impl PendingSets {
             let offset = sink.write_hidden_anchor(&set.name, &anchor)?;
             links.push(AttributeSetLink {
                 schema_version_major: SCHEMA_VERSION.0,
-                schema_version_minor: SCHEMA_VERSION.1,
+                schema_version_minor: set.schema_minor,
                 anchor_length: size as u32,
                 anchor_locator: Locator { offset, size: size as u64 },
                 name: set.name,
@@ -172,5 +183,69 @@ impl RNTupleWriter<'_> {
     pub fn commit_attributes(&mut self, name: &str, batch: &RecordBatch, ranges: &[AttributeRange]) -> Result<()> {
         let (sets, written, _) = self.attribute_sets_mut()?;
         sets.commit(name, batch, ranges, written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! An attribute set of a later minor schema version with a top-level
+    //! field besides the three meta fields (what a later ROOT may write):
+    //! read with the extra field ignored; with minor version 0 refused.
+    use super::*;
+    use crate::RNTupleFile;
+    use arrow_array::{Float64Array, Int32Array};
+    use rntuple_container::write::{FileWriter, WriterOptions};
+
+    fn write(path: &std::path::Path, minor: u16) {
+        let mut file = FileWriter::create(path, WriterOptions::default()).expect("create");
+        let none = HashMap::new();
+        let main = ArrowSchema::new(vec![Field::new("px", DataType::Int32, false)]);
+        let mut w = RNTupleWriter::new(&mut file, "Events", &main, &none, WriteOptions::default()).expect("writer");
+        let user = ArrowSchema::new(vec![Field::new("run", DataType::Int32, false)]);
+        w.create_attribute_set("runs", &user, &none).expect("set");
+        let px: ArrayRef = Arc::new(Int32Array::from(vec![1, 2, 3]));
+        w.write_batch(&RecordBatch::try_new(Arc::new(main), vec![px]).expect("batch")).expect("fill");
+        let run: ArrayRef = Arc::new(Int32Array::from(vec![7, 8]));
+        let runs = RecordBatch::try_new(Arc::new(user), vec![run]).expect("runs");
+        let ranges = [AttributeRange::new(0, 2), AttributeRange::new(2, 1)];
+        w.commit_attributes("runs", &runs, &ranges).expect("commit");
+        // What a later schema adds: a fourth top-level field, after the meta fields.
+        let (sets, _, _) = w.attribute_sets_mut().expect("sets");
+        let set = &mut sets.sets[0];
+        set.schema_minor = minor;
+        let mut fields: Vec<Field> = set.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new("_later", DataType::Float64, false));
+        set.schema = Arc::new(ArrowSchema::new(fields));
+        let b = &set.batches[0];
+        let mut columns = b.columns().to_vec();
+        columns.push(Arc::new(Float64Array::from(vec![0.5, 1.5])));
+        set.batches[0] = RecordBatch::try_new(set.schema.clone(), columns).expect("later batch");
+        w.close().expect("close");
+        file.finish().expect("finish");
+    }
+
+    #[test]
+    fn extra_fields_of_a_later_minor_version_are_ignored() {
+        let dir = std::env::temp_dir().join(format!("rntuple-attr-minor-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("minor1.root");
+        write(&path, 1);
+        let nt = RNTupleFile::open(&path).expect("open").rntuple("Events").expect("Events");
+        let set = nt.attribute_set("runs").expect("a 1.1 set with an extra field opens");
+        assert_eq!(set.link().schema_version_minor, 1);
+        let stored: Vec<&str> = set.rntuple().schema().fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(stored, ["_rangeStart", "_rangeLen", "_userData", "_later"]);
+        let values = set.values().read_all().expect("values");
+        assert_eq!(values.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["run"]);
+        let runs = values.column(0).as_any().downcast_ref::<Int32Array>().expect("int32");
+        assert_eq!(runs.values().to_vec(), [7, 8]);
+        assert_eq!(set.ranges(), [AttributeRange::new(0, 2), AttributeRange::new(2, 1)]);
+
+        let path = dir.join("minor0.root");
+        write(&path, 0);
+        let nt = RNTupleFile::open(&path).expect("open").rntuple("Events").expect("Events");
+        let e = nt.attribute_set("runs").unwrap_err().to_string();
+        assert!(e.contains("_later") && e.contains("attribute schema 1.0"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

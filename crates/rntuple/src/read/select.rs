@@ -130,6 +130,7 @@ mod tests {
             type_checksum: None,
             array_size: None,
             projected: false,
+            soa: false,
             source_field_id: None,
             children,
             representations: Vec::new(),

@@ -33,6 +33,10 @@ pub struct FieldNode {
     /// Array size of a repetitive field (`std::array`, `std::bitset`).
     pub array_size: Option<u64>,
     pub projected: bool,
+    /// A struct-of-arrays field (flag 0x08, `RSoAField`): a collection of its
+    /// record subfield whose type name is the SoA class. Read as the
+    /// collection it is on disk.
+    pub soa: bool,
     /// For projected fields: the id of the field they present.
     pub source_field_id: Option<u32>,
     pub children: Vec<FieldNode>,
@@ -202,6 +206,7 @@ fn build(
         type_checksum: f.type_checksum,
         array_size: f.array_size,
         projected: f.flags & FIELD_FLAG_PROJECTED != 0 || f.source_field_id.is_some(),
+        soa: f.flags & rntuple_format::model::FIELD_FLAG_SOA != 0,
         source_field_id: f.source_field_id,
         children: kids,
         representations,

@@ -165,6 +165,7 @@ impl WrittenHeader {
             columns: schema.columns[self.columns.min(schema.columns.len())..].to_vec(),
             alias_columns: schema.alias_columns[self.alias_columns.min(schema.alias_columns.len())..].to_vec(),
             extra_type_info: Vec::new(),
+            unknown_trailing_bytes: Vec::new(),
         }
     }
 }

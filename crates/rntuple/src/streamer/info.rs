@@ -1,0 +1,204 @@
+//! The streamer infos of a file: the ROOT-serialised `TList` of
+//! `TStreamerInfo` that ROOT keeps in the footer's extra type information
+//! (content id 0, spec "Extra type information") for the classes its
+//! streamer fields use. Only what decoding needs is kept: per class its
+//! version, checksum and the elements (members and bases) in stream order.
+
+use std::collections::HashMap;
+
+use super::buffer::{Buf, Fail};
+
+/// Most objects in a list, elements in a class (bounds hostile counts).
+const MAX_ITEMS: i32 = 100_000;
+
+/// One member or base of a class, as `TStreamerElement` describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Element {
+    pub name: String,
+    /// `TStreamerElement::fType` (`TVirtualStreamerInfo::EReadWrite`).
+    pub type_code: i32,
+    /// Length of a C array (0: not an array).
+    pub array_length: i32,
+    pub type_name: String,
+    pub kind: ElementKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElementKind {
+    /// `TStreamerBase`: a base class (the element's name is its class).
+    Base,
+    /// `TStreamerBasicType`: a fundamental type or a C array of one.
+    Basic,
+    /// `TStreamerSTLstring`: a `std::string`.
+    String,
+    /// `TStreamerSTL`: an STL container (`fSTLtype`, `fCtype`).
+    Stl { stl_type: i32, ctype: i32 },
+    /// `TStreamerObject`, `TStreamerObjectAny`: a class member.
+    Object,
+    /// Anything else (pointers, TString, ...): named by its streamer class.
+    Other(String),
+}
+
+/// One class's `TStreamerInfo`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassInfo {
+    pub name: String,
+    pub version: i32,
+    pub checksum: u32,
+    pub elements: Vec<Element>,
+}
+
+/// The streamer infos of a file, by class name (several versions possible).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamerInfos {
+    pub classes: HashMap<String, Vec<ClassInfo>>,
+}
+
+impl StreamerInfos {
+    /// Parses a `TList` of `TStreamerInfo` as `TBufferFile` writes it
+    /// (`WriteObjectAny` of the list). Objects of other classes in the list
+    /// (schema evolution rules) are skipped by their byte counts.
+    pub fn parse(bytes: &[u8]) -> Result<Self, Fail> {
+        let mut b = Buf::new(bytes);
+        let mut infos = StreamerInfos::default();
+        let Some((class, end)) = b.object_header("streamer info list")? else {
+            return Ok(infos);
+        };
+        if class != "TList" {
+            return Err(format!("the streamer info record holds a {class}, not a TList"));
+        }
+        b.version("TList")?;
+        tobject(&mut b)?;
+        b.tstring("TList name")?;
+        let n = b.i32("TList size")?;
+        if !(0..=MAX_ITEMS).contains(&n) {
+            return Err(format!("the streamer info list claims {n} objects"));
+        }
+        for i in 0..n {
+            let what = format!("streamer info list object {i}");
+            if let Some((class, obj_end)) = b.object_header(&what)? {
+                if class == "TStreamerInfo" {
+                    let info = streamer_info(&mut b).map_err(|e| format!("{what} (TStreamerInfo): {e}"))?;
+                    infos.classes.entry(info.name.clone()).or_default().push(info);
+                }
+                b.seek(obj_end, &what)?;
+            }
+            b.tstring("TList option")?;
+        }
+        b.seek(end, "streamer info list")?;
+        Ok(infos)
+    }
+
+    /// The info of `class`: of `version` if given and known, of `checksum`
+    /// if given, else the only or the highest version.
+    pub fn get(&self, class: &str, version: Option<i32>, checksum: Option<u32>) -> Option<&ClassInfo> {
+        let all = self.classes.get(class)?;
+        if let Some(c) = checksum {
+            return all.iter().find(|i| i.checksum == c);
+        }
+        if let Some(v) = version {
+            if let Some(i) = all.iter().find(|i| i.version == v) {
+                return Some(i);
+            }
+        }
+        all.iter().max_by_key(|i| i.version)
+    }
+}
+
+/// `TObject::Streamer`: version, unique id, bits (and a process id when
+/// the object is referenced, bit 4).
+fn tobject(b: &mut Buf<'_>) -> Result<(), Fail> {
+    b.version("TObject")?;
+    b.u32("TObject unique id")?;
+    let bits = b.u32("TObject bits")?;
+    if bits & (1 << 4) != 0 {
+        b.u16("TObject process id")?;
+    }
+    Ok(())
+}
+
+/// `TNamed::Streamer`: returns (name, title).
+fn tnamed(b: &mut Buf<'_>) -> Result<(String, String), Fail> {
+    let (end, _, _) = b.version("TNamed")?;
+    tobject(b)?;
+    let name = b.tstring("name")?;
+    let title = b.tstring("title")?;
+    if let Some(end) = end {
+        b.seek(end, "TNamed")?;
+    }
+    Ok((name, title))
+}
+
+fn streamer_info(b: &mut Buf<'_>) -> Result<ClassInfo, Fail> {
+    let (end, _, _) = b.version("TStreamerInfo")?;
+    let (name, _) = tnamed(b)?;
+    let checksum = b.u32("class checksum")?;
+    let version = b.i32("class version")?;
+    let mut elements = Vec::new();
+    if let Some((class, arr_end)) = b.object_header("element array")? {
+        if class != "TObjArray" {
+            return Err(format!("class {name}: its elements are a {class}, not a TObjArray"));
+        }
+        b.version("TObjArray")?;
+        tobject(b)?;
+        b.tstring("TObjArray name")?;
+        let n = b.i32("element count")?;
+        b.i32("lower bound")?;
+        if !(0..=MAX_ITEMS).contains(&n) {
+            return Err(format!("class {name}: {n} elements"));
+        }
+        for i in 0..n {
+            let what = format!("class {name}, element {i}");
+            let Some((class, el_end)) = b.object_header(&what)? else { continue };
+            elements.push(element(b, &class).map_err(|e| format!("{what} ({class}): {e}"))?);
+            b.seek(el_end, &what)?;
+        }
+        b.seek(arr_end, "element array")?;
+    }
+    if let Some(end) = end {
+        b.seek(end, "TStreamerInfo")?;
+    }
+    Ok(ClassInfo { name, version, checksum, elements })
+}
+
+fn element(b: &mut Buf<'_>, class: &str) -> Result<Element, Fail> {
+    let (_outer_end, outer_version, _) = b.version(class)?;
+    if class == "TStreamerSTLstring" {
+        // Its streamer is TStreamerSTL's, one level further down.
+        b.version("TStreamerSTL")?;
+    }
+    let (end, version, _) = b.version("TStreamerElement")?;
+    let (name, _) = tnamed(b)?;
+    let type_code = b.i32("fType")?;
+    b.i32("fSize")?;
+    let array_length = b.i32("fArrayLength")?;
+    b.i32("fArrayDim")?;
+    if version == 1 {
+        let n = b.i32("fMaxIndex size")?;
+        if !(0..=5).contains(&n) {
+            return Err(format!("fMaxIndex of {n} dimensions"));
+        }
+        b.take(4 * n as usize, "fMaxIndex")?;
+    } else {
+        b.take(20, "fMaxIndex")?;
+    }
+    let type_name = b.tstring("fTypeName")?;
+    if let Some(end) = end {
+        b.seek(end, "TStreamerElement")?;
+    }
+    let kind = match class {
+        "TStreamerBase" => {
+            if outer_version > 2 {
+                b.i32("base version")?;
+            }
+            ElementKind::Base
+        }
+        "TStreamerBasicType" => ElementKind::Basic,
+        "TStreamerSTLstring" => ElementKind::String,
+        "TStreamerSTL" if type_code == 365 => ElementKind::String,
+        "TStreamerSTL" => ElementKind::Stl { stl_type: b.i32("fSTLtype")?, ctype: b.i32("fCtype")? },
+        "TStreamerObject" | "TStreamerObjectAny" => ElementKind::Object,
+        other => ElementKind::Other(other.to_string()),
+    };
+    Ok(Element { name, type_code, array_length, type_name, kind })
+}

@@ -1,0 +1,77 @@
+"""Streamer fields (``ROOT::RStreamerField``) read as values, equal to ROOT's reader.
+
+``tests/data/streamer_root640.root`` and ``streamer_root640.json`` (ROOT 6.40's
+``RNTupleReader`` reading of it) are made by ``tests/reference/streamer_root.py``;
+``test_values_equal_roots_reader_fresh`` reruns that script (ROOT writes and
+reads a new file) and compares with ours.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import pyarrow as pa
+import pytest
+import rntuple
+from rntuple._streamer import decode_columns
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(TESTS, "data")
+FILE = os.path.join(DATA, "streamer_root640.root")
+HIT = "{x: float32, y: float32, id: int32, samples: var * float32, label: string}"
+
+
+def expected(folder: str = DATA) -> list[dict]:
+    with open(os.path.join(folder, "streamer_root640.json"), encoding="utf-8") as fh:
+        return json.load(fh)["Events"]
+
+
+def test_values_equal_roots_reader():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = rntuple.open(FILE)["Events"].arrays(library="pa")
+    # Arrow keeps a base class as the member ":_0", as ROOT's JSON does.
+    assert pa.types.is_struct(table.schema.field("hit").type)
+    assert table.to_pylist() == expected()
+
+
+def test_forms_and_values_are_those_of_split_fields():
+    # "Split" holds the same classes and values as ordinary (split) fields, written by ROOT.
+    f = rntuple.open(FILE)
+    streamed, split = f["Events"].arrays(), f["Split"].arrays()
+    assert streamed.type == split.type
+    assert streamed.tolist() == split.tolist()
+    der = "{h: " + HIT + ", more: var * " + HIT + ", big: int64, w: float64, c: 3 * int16}"
+    tob = "{n: int32, v: var * float64, fUniqueID: uint32, fBits: uint32}"  # TObject as split fields have it
+    assert str(streamed.type) == f"4 * {{hit: {HIT}, hits: var * {HIT}, der: {der}, tob: {tob}}}"
+    streamed_pa, split_pa = f["Events"].arrays(library="pa"), f["Split"].arrays(library="pa")
+    for name in ("hit", "hits", "der", "tob"):
+        assert streamed_pa.schema.field(name).type == split_pa.schema.field(name).type, name
+    assert streamed_pa.to_pylist() == split_pa.to_pylist()
+
+
+def test_undecodable_fields_stay_bytes_with_a_warning():
+    nt = rntuple.open(FILE)["Events"]
+    batch = pa.record_batch(nt._inner.read(["hit"], 0, 4, None, True))
+
+    class Fake:  # a streamer field whose class the streamer info does not have
+        name, kind, type_name = "hit", "streamer", "NotInTheFile"
+
+    why = r"'hit' of class NotInTheFile: kept as bytes .*missing from the streamer info"
+    with pytest.warns(UserWarning, match=why):
+        out = decode_columns(nt._inner, batch, [Fake()])
+    assert pa.types.is_large_binary(out.column(0).type) or pa.types.is_binary(out.column(0).type)
+    with pytest.raises(ValueError, match="class NotInTheFile is missing"):
+        nt._inner.decode_streamer("NotInTheFile", batch.column(0))
+
+
+def test_values_equal_roots_reader_fresh(tmp_path):
+    script = os.path.join(TESTS, "reference", "streamer_root.py")
+    root_python = os.environ.get("RNTUPLE_ROOT_PYTHON", sys.executable)
+    subprocess.run([root_python, script, str(tmp_path)], check=True, capture_output=True)
+    ours = rntuple.open(str(tmp_path / "streamer_root640.root"))["Events"].arrays(library="pa").to_pylist()
+    assert ours == expected(str(tmp_path))

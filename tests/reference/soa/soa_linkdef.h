@@ -1,0 +1,4 @@
+#ifdef __CLING__
+#pragma link C++ class HitRecord+;
+#pragma link C++ options=rntupleSoARecord(HitRecord) class HitSoA+;
+#endif
