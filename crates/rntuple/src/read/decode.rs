@@ -178,10 +178,16 @@ pub(crate) fn decode_jobs(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, v
         .collect::<Result<Vec<usize>>>()?;
     // Zeroed on the decoding threads: the allocator clears reused memory
     // (and the first touch maps fresh pages), work that is serial otherwise.
-    let protos = jobs.iter().zip(lens).map(|(job, len)| (job.proto.clone(), len)).collect();
-    let sinks = pool.map_init(protos, || (), |_, (proto, len): (ColumnValues, usize)| proto.zeros_like(len));
+    // Fallibly: the sizes come from the file, which may honestly describe more
+    // than the machine has (a failure is Error::OutOfMemory, not an abort).
+    let protos = jobs.iter().zip(lens).map(|(job, len)| (job.proto.clone(), len, job_what(src, job))).collect();
+    let sinks = pool.map_init(
+        protos,
+        || (),
+        |_, (proto, len, what): (ColumnValues, usize, String)| proto.try_zeros_like(len, || what.clone()),
+    );
     for (job, sink) in jobs.iter_mut().zip(sinks) {
-        job.sink = sink;
+        job.sink = sink?;
     }
     // 2. Carve the buffers into page windows.
     let mut tasks = Vec::new();
@@ -250,6 +256,19 @@ pub(crate) fn decode_jobs(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, v
     src.io.add_pages(per_batch.iter().map(|b| b.len() as u64).sum());
     // 4. Fetch and decode, the next batch's fetch overlapping this one's decoding.
     run(src, &batches, per_batch, pool, verify)
+}
+
+/// What a job's buffer holds, for an out-of-memory error: the column, its field and the element count.
+fn job_what(src: &PageSource, job: &Job<'_>) -> String {
+    let Some(p) = job.pieces.first() else { return format!("a column buffer of {} elements", job.len) };
+    let field = src
+        .desc
+        .columns
+        .get(p.column as usize)
+        .and_then(|c| src.desc.fields.get(c.field_id as usize))
+        .map(|f| format!(" of field {:?}", f.name))
+        .unwrap_or_default();
+    format!("the values of column {}{field} ({} elements of {} bytes)", p.column, job.len, job.proto.element_size())
 }
 
 /// Checks that a piece lies within its column's elements in the cluster,
