@@ -64,3 +64,71 @@ def test_out_of_memory_is_a_memory_error_and_the_process_goes_on(zeros_4gib: Pat
     assert lines[0].startswith("raised OutOfMemoryError True out of memory"), proc.stdout
     assert "4294967296 bytes" in lines[0] and 'field "x"' in lines[0], proc.stdout
     assert lines[1:] == ["still here", f"iterated {ENTRIES}"], proc.stdout
+
+
+def test_the_budget_refuses_before_allocating(zeros_4gib: Path) -> None:
+    # The pages share locators (2 kB on disk): the budget counts the values of every page record.
+    proc = _limited(
+        """
+        try:
+            nt.arrays(max_memory="1 GB")
+        except rntuple.MemoryLimitError as e:
+            print("refused", isinstance(e, MemoryError), e)
+        print("maxrss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        """,
+        zeros_4gib,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, second = proc.stdout.splitlines()
+    assert first.startswith("refused True"), proc.stdout
+    assert "iterate(step_size=" in first and "1000000000-byte max_memory budget" in first, first
+    assert "4294967296 bytes of values" in first, first
+    # refused before the 4 GiB were allocated: the process never held more than it had at start
+    assert int(second.split()[1]) < 1_000_000, second
+
+
+@pytest.fixture(scope="module")
+def eight_mb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("memory") / "ints.root"
+    with rntuple.recreate(path) as f:
+        f["Events"] = {"x": np.arange(1_000_000, dtype=np.int64)}
+    return path
+
+
+def test_the_budget_per_read_per_file_and_in_steps(eight_mb: Path) -> None:
+    nt = rntuple.open(eight_mb)["Events"]
+    with pytest.raises(rntuple.MemoryLimitError, match=r"iterate\(step_size="):
+        nt.arrays(max_memory="4 MB")
+    assert len(nt.arrays(max_memory="100 MB")) == 1_000_000
+    assert len(nt.arrays(max_memory=20 * 2**20)) == 1_000_000
+    steps = list(nt.iterate(step_size=100_000, max_memory="4 MB"))
+    assert sum(len(s) for s in steps) == 1_000_000 and np.array_equal(steps[3]["x"], np.arange(300_000, 400_000))
+    # the file's budget, and a read's own overriding it
+    limited = rntuple.open(eight_mb, max_memory="4 MiB")["Events"]
+    with pytest.raises(MemoryError, match="4194304-byte max_memory budget"):
+        limited.arrays()
+    assert len(limited.arrays(max_memory="1 GB")) == 1_000_000
+    assert len(limited.arrays(entry_stop=1000)) == 1000
+
+
+@pytest.mark.parametrize("bad", ["a lot", 0, -5, "0 MB"])
+def test_a_bad_budget_is_refused(eight_mb: Path, bad: object) -> None:
+    nt = rntuple.open(eight_mb)["Events"]
+    with pytest.raises(ValueError):
+        nt.arrays(max_memory=bad)
+    with pytest.raises(ValueError):
+        rntuple.open(eight_mb, max_memory=bad)
+
+
+def test_the_page_size_cap(zeros_4gib: Path) -> None:
+    nt = rntuple.open(zeros_4gib, max_page_size="1 MiB")["zeros"]
+    with pytest.raises(rntuple.MemoryLimitError, match="1048576-byte page size cap"):
+        nt.arrays(entry_stop=10)
+    assert rntuple.open(zeros_4gib)["zeros"].arrays(entry_stop=10)["x"].tolist() == [0] * 10
+
+
+def test_dask_partitions_have_the_budget(eight_mb: Path) -> None:
+    pytest.importorskip("dask_awkward")
+    with pytest.raises(MemoryError, match="max_memory budget"):
+        rntuple.dask(str(eight_mb), max_memory="4 MB").compute()
+    assert len(rntuple.dask(str(eight_mb), max_memory="100 MB").compute()) == 1_000_000

@@ -94,6 +94,8 @@ class File:
         cache: str | None = None,
         coalesce_gap: int | None = None,
         max_request: int | None = None,
+        max_memory: int | None = None,
+        max_page_size: int | None = None,
     ) -> None: ...
     @property
     def path(self) -> str: ...
@@ -124,6 +126,7 @@ class RNTuple:
         entry_stop: int | None = None,
         threads: int | None = None,
         uproot_dtypes: bool = False,
+        max_memory: int | None = None,
     ) -> _ArrowRecordBatch: ...
     def io_stats(self) -> dict[str, Any]: ...
     def reset_io_stats(self) -> None: ...

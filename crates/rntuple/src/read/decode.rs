@@ -161,11 +161,14 @@ impl PageSource {
 /// decodes every page the pieces need (see the module documentation).
 pub(crate) fn decode_jobs(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: bool) -> Result<()> {
     // 1. Check the pieces before allocating anything.
+    let mut needs = Needs::default();
     for job in jobs.iter() {
         for p in &job.pieces {
-            check_piece(src, &job.proto, p)?;
+            check_piece(src, &job.proto, p, &mut needs)?;
         }
+        needs.values = needs.values.saturating_add(job.len.saturating_mul(job.proto.element_size() as u64));
     }
+    check_budget(src, &needs)?;
     let lens = jobs
         .iter()
         .map(|job| {
@@ -258,6 +261,43 @@ pub(crate) fn decode_jobs(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, v
     run(src, &batches, per_batch, pool, verify)
 }
 
+/// What a read needs in memory, summed over its pages before anything is allocated.
+#[derive(Debug, Default)]
+struct Needs {
+    /// The buffers of the values read (element counts: pages that share a
+    /// locator count once per page record).
+    values: u64,
+    /// Stored bytes of the pages (each page record: an upper bound of the read buffers).
+    stored: u64,
+    /// The largest page decompressed (its claimed size, slack included).
+    largest_page: u64,
+}
+
+/// Refuses a read whose [`Needs`] exceed the source's budget, before anything is allocated.
+fn check_budget(src: &PageSource, needs: &Needs) -> Result<()> {
+    let Some(budget) = src.max_memory else { return Ok(()) };
+    // Two batch buffers at most (one fetched while the other is decoded).
+    let batch_limit = super::io::BATCH_BYTES.max(src.hints.max_request);
+    let read_buffers = needs.stored.min(batch_limit.saturating_mul(2));
+    let total = needs.values.saturating_add(read_buffers).saturating_add(needs.largest_page);
+    if total > budget {
+        return Err(Error::OverBudget {
+            requested: total,
+            limit: budget,
+            what: "max_memory budget",
+            hint: "; read in steps with iterate(step_size=…) or fewer fields, or raise max_memory",
+            location: Location::new(
+                format!(
+                    "this read ({} bytes of values, {read_buffers} of read buffers, a largest page of {})",
+                    needs.values, needs.largest_page
+                ),
+                None,
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// What a job's buffer holds, for an out-of-memory error: the column, its field and the element count.
 fn job_what(src: &PageSource, job: &Job<'_>) -> String {
     let Some(p) = job.pieces.first() else { return format!("a column buffer of {} elements", job.len) };
@@ -274,7 +314,7 @@ fn job_what(src: &PageSource, job: &Job<'_>) -> String {
 /// Checks that a piece lies within its column's elements in the cluster,
 /// that its synthetic zeros stay within [`MAX_ZERO_FILL_BYTES`] and that no
 /// page it needs claims more bytes than its compressed size can justify.
-fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> {
+fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece, needs: &mut Needs) -> Result<()> {
     if p.b < p.a {
         return Err(Error::invalid(format!("element range {}..{} of column {}", p.a, p.b, p.column)));
     }
@@ -346,7 +386,20 @@ fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> 
                 ),
             });
         }
-        guard_expansion(page.locator.size, spec.packed_size(count), &Location::new(what(), Some(page.locator.offset)))?;
+        let unpacked = spec.packed_size(count);
+        let location = || Location::new(what(), Some(page.locator.offset));
+        if unpacked > src.max_page_size {
+            return Err(Error::OverBudget {
+                requested: unpacked,
+                limit: src.max_page_size,
+                what: "page size cap",
+                hint: " (max_page_size)",
+                location: location(),
+            });
+        }
+        guard_expansion(page.locator.size, unpacked, &location())?;
+        needs.stored = needs.stored.saturating_add(stored);
+        needs.largest_page = needs.largest_page.max(unpacked);
     }
     Ok(())
 }
