@@ -181,6 +181,8 @@ def test_read_arguments_are_declared_once_and_shown() -> None:
         "cache",
         "coalesce_gap",
         "max_request",
+        "max_memory",
+        "max_page_size",
     ]
 
 

@@ -132,3 +132,11 @@ def test_dask_partitions_have_the_budget(eight_mb: Path) -> None:
     with pytest.raises(MemoryError, match="max_memory budget"):
         rntuple.dask(str(eight_mb), max_memory="4 MB").compute()
     assert len(rntuple.dask(str(eight_mb), max_memory="100 MB").compute()) == 1_000_000
+
+
+def test_chains_and_joins_have_the_budget(eight_mb: Path) -> None:
+    chain = rntuple.chain([f"{eight_mb}:Events", f"{eight_mb}:Events"])
+    with pytest.raises(rntuple.MemoryLimitError):
+        chain.arrays(max_memory="4 MB")
+    assert len(chain.arrays(max_memory="100 MB")) == 2_000_000
+    assert sum(len(b) for b in chain.iterate(step_size=250_000, max_memory="4 MB")) == 2_000_000
