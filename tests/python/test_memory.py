@@ -140,3 +140,19 @@ def test_chains_and_joins_have_the_budget(eight_mb: Path) -> None:
         chain.arrays(max_memory="4 MB")
     assert len(chain.arrays(max_memory="100 MB")) == 2_000_000
     assert sum(len(b) for b in chain.iterate(step_size=250_000, max_memory="4 MB")) == 2_000_000
+
+
+def test_the_budget_is_the_whole_reads(tmp_path: Path) -> None:
+    # A collection is read in two steps: its offsets (1M + 1 of 8 bytes), then its values (4 MB).
+    # Each step alone fits in 10 MB; the read, which holds both, does not.
+    import awkward as ak
+
+    path = tmp_path / "lists.root"
+    with rntuple.recreate(path) as f:
+        w = f.mkrntuple("Events", {"v": "var * float32"})
+        counts = np.ones(1_000_000, dtype=np.int64)
+        w.extend({"v": ak.unflatten(np.ones(1_000_000, dtype=np.float32), counts)})
+    nt = rntuple.open(path)["Events"]
+    with pytest.raises(rntuple.MemoryLimitError, match="12000008 bytes of values"):
+        nt.arrays(max_memory=10_000_000)
+    assert len(nt.arrays(max_memory="20 MB")) == 1_000_000

@@ -278,6 +278,7 @@ impl RNTuple {
             hints,
             max_memory: options.max_memory,
             max_page_size: options.max_page_size,
+            spent: Arc::default(),
         };
         Ok(RNTuple { path: path.to_string(), anchor, schema, source, options, attribute_sets, reporter })
     }

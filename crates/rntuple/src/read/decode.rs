@@ -152,7 +152,9 @@ impl PageSource {
         let n = b.saturating_sub(a);
         let mut jobs =
             vec![Job::new(&proto, n, vec![Piece { r: 0, cluster, column: col, a, b, offset: 0, pre: None }])];
-        decode_jobs(self, &mut jobs, &Pool::Sequential, self.verify_checksums)?;
+        // A read of its own under the budget: a fresh count of the values held.
+        let src = PageSource { spent: Arc::default(), ..self.clone() };
+        decode_jobs(&src, &mut jobs, &Pool::Sequential, self.verify_checksums)?;
         Ok(jobs.pop().map(|j| j.sink).unwrap_or(proto))
     }
 }
@@ -279,8 +281,13 @@ fn check_budget(src: &PageSource, needs: &Needs) -> Result<()> {
     // Two batch buffers at most (one fetched while the other is decoded).
     let batch_limit = super::io::BATCH_BYTES.max(src.hints.max_request);
     let read_buffers = needs.stored.min(batch_limit.saturating_mul(2));
-    let total = needs.values.saturating_add(read_buffers).saturating_add(needs.largest_page);
-    if total > budget {
+    // The values of earlier steps of the same read (its index columns) are still held.
+    let earlier = src.spent.load(std::sync::atomic::Ordering::Relaxed);
+    let values = needs.values.saturating_add(earlier);
+    let total = values.saturating_add(read_buffers).saturating_add(needs.largest_page);
+    if total <= budget {
+        src.spent.store(values, std::sync::atomic::Ordering::Relaxed);
+    } else {
         return Err(Error::OverBudget {
             requested: total,
             limit: budget,
@@ -288,8 +295,8 @@ fn check_budget(src: &PageSource, needs: &Needs) -> Result<()> {
             hint: "; read in steps with iterate(step_size=…) or fewer fields, or raise max_memory",
             location: Location::new(
                 format!(
-                    "this read ({} bytes of values, {read_buffers} of read buffers, a largest page of {})",
-                    needs.values, needs.largest_page
+                    "this read ({values} bytes of values, {read_buffers} of read buffers, a largest page of {})",
+                    needs.largest_page
                 ),
                 None,
             ),

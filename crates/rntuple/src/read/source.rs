@@ -31,6 +31,9 @@ pub struct PageSource {
     pub(crate) hints: rntuple_container::IoHints,
     /// The budget of one read ([`crate::ReadOptions::max_memory`]).
     pub(crate) max_memory: Option<u64>,
+    /// Bytes of values the read so far holds (its index columns, read
+    /// before its other columns): one counter per read, under a budget.
+    pub(crate) spent: Arc<std::sync::atomic::AtomicU64>,
     /// The largest decompressed page ([`crate::ReadOptions::max_page_size`]).
     pub(crate) max_page_size: u64,
 }
