@@ -78,6 +78,31 @@ def block(tag: bytes, body: bytes, usize: int) -> bytes:
     return tag + len(body).to_bytes(3, "little") + usize.to_bytes(3, "little") + body
 
 
+def recover_seeds(out: Path) -> None:
+    """Unfinished files with their journals for the ``recover`` target: ``u32`` length of the file,
+    the file, the journal (written by rntuple's own writer, then abandoned)."""
+    import tempfile
+
+    import numpy as np
+    import rntuple
+
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, clusters, compression in (("two-clusters", 2, 505), ("three-uncompressed", 3, 0)):
+            path = Path(tmp) / f"{name}.root"
+            f = rntuple.recreate(path, compression=compression)
+            w = f.mkrntuple("Events", {"x": np.int64, "y": np.float64})
+            for c in range(clusters):
+                x = np.arange(c * 20, c * 20 + 20, dtype=np.int64)
+                w.extend({"x": x, "y": x * 0.5})
+                w.commit_cluster()
+            f.abandon()
+            body = path.read_bytes()
+            journal = Path(str(path) + ".rntuple-journal").read_bytes()
+            (out / name).write_bytes(struct.pack("<I", len(body)) + body + journal)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", type=Path)
@@ -125,7 +150,8 @@ def main() -> None:
             page = b"".join((i * 3).to_bytes(width, "little") for i in range(n))
         value_range = (-1.0, 1.0) if type_id == 0x1D else None
         (seeds / "page" / f"type-{type_id:02x}").write_bytes(page_seed(type_id, bits, page, value_range))
-    for target in ("whole_file", "envelope", "compression", "page"):
+    recover_seeds(seeds / "recover")
+    for target in ("whole_file", "envelope", "compression", "page", "recover"):
         files = sorted((seeds / target).iterdir())
         print(f"{target}: {len(files)} seeds, {sum(f.stat().st_size for f in files)} bytes")
 

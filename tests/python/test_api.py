@@ -14,7 +14,7 @@ import pytest
 import rntuple
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = Path("/work/shared/testdata/root-written")
+SHARED = REPO.parent / "shared" / "testdata" / "root-written"  # ../shared beside the checkout
 
 
 def _data(name: str) -> Path:

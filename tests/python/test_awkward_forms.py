@@ -1,21 +1,25 @@
 """rntuple's awkward arrays have the forms and values uproot gives for the same RNTuples.
 
 Every RNTuple of every file in ``tests/data/`` (copies of ROOT-written files from
-scikit-hep-testdata; the shared test-data folder when the copies are absent) and,
-when present, of the files ``tests/reference/generate.py`` writes with ROOT is
-read by both; uproot is the reference. Fields uproot cannot read are compared
-one by one and skipped with the reason uproot gives.
+scikit-hep-testdata; the shared test-data folder ``../shared`` beside the checkout
+when the copies are absent) and of the files ``tests/reference/generate.py`` writes
+with ROOT is read by both; uproot is the reference. Fields uproot cannot read are
+compared one by one and skipped with the reason uproot gives.
+
+The cases of the generated files come from the generator's plan (as conftest.py's
+do), not from the files: the same tests are collected on a fresh machine as on one
+whose cache holds the files, and collection generates nothing (the
+``generated_dir`` fixture does, when a test runs).
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import generated_cases
 
 ak = pytest.importorskip("awkward")
 pa = pytest.importorskip("pyarrow")
@@ -23,7 +27,7 @@ uproot = pytest.importorskip("uproot")
 rntuple = pytest.importorskip("rntuple")
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = Path("/work/shared/testdata/root-written")
+SHARED = REPO.parent / "shared" / "testdata" / "root-written"
 
 # Entries compared value by value; longer RNTuples are compared on their head and tail.
 MAX_ENTRIES = 20_000
@@ -31,15 +35,7 @@ MAX_ENTRIES = 20_000
 
 def _data_files() -> list[Path]:
     local = sorted(p for p in (REPO / "tests" / "data").glob("*.root") if p.is_file())
-    files = local or (sorted(SHARED.glob("*.root")) if SHARED.is_dir() else [])
-    cache = Path(os.environ.get("RNTUPLE_CACHE") or Path.home() / ".cache" / "rntuple-ci")
-    for manifest in sorted(cache.glob("generated/v*/manifest.json")):
-        try:
-            listed = json.loads(manifest.read_text())["files"]
-        except (OSError, ValueError, KeyError):
-            continue
-        files.extend(manifest.parent / name for name in sorted(listed) if (manifest.parent / name).is_file())
-    return files
+    return local or (sorted(SHARED.glob("*.root")) if SHARED.is_dir() else [])
 
 
 def _cases() -> list[tuple[Path, str]]:
@@ -54,8 +50,37 @@ def _cases() -> list[tuple[Path, str]]:
     return cases
 
 
+# RNTuples of the checked-in files, opened at collection time (they are part of the checkout) ...
 CASES = _cases()
-IDS = [f"{p.name}:{n}" for p, n in CASES]
+# ... and of the generated files, by name: (file name, RNTuple name) from the generator's plan.
+GENERATED = [(c.file, c.ntuple) for c in generated_cases()]
+# The generated RNTuples with more than one cluster and at most 10 * MAX_ENTRIES entries (the
+# entry-range cases); test_multi_cluster_generated_is_current checks this list against the files.
+MULTI_GENERATED = {
+    "clusters.root:clusters",
+    "columns_c0.root:columns",
+    "columns_c101.root:columns",
+    "columns_c109.root:columns",
+    "columns_c207.root:columns",
+    "columns_c404.root:columns",
+    "columns_c505.root:columns",
+    "extension.root:extension",
+    "multirep.root:multirep",
+    "projections.root:projections",
+    "types.root:types",
+}
+
+
+def _path(request: pytest.FixtureRequest, origin: str, file: str) -> Path:
+    """The file of a case: a checked-in file as is, a generated one in the generated directory
+    (generated on demand by the session fixture)."""
+    if origin == "data":
+        return Path(file)
+    return Path(request.getfixturevalue("generated_dir")) / file
+
+
+ALL = [("data", str(p), n) for p, n in CASES] + [("generated", f, n) for f, n in GENERATED]
+ALL_IDS = [f"{Path(f).name}:{n}" for _, f, n in ALL]
 
 
 def _form(array: ak.Array) -> dict:
@@ -206,8 +231,9 @@ def _compare_field(ours_nt, theirs_nt, field, reason: str | None, start: int, st
     return f"values not compared ({reason})"
 
 
-@pytest.mark.parametrize(("path", "name"), CASES, ids=IDS)
-def test_same_as_uproot(path: Path, name: str) -> None:
+@pytest.mark.parametrize(("origin", "file", "name"), ALL, ids=ALL_IDS)
+def test_same_as_uproot(request: pytest.FixtureRequest, origin: str, file: str, name: str) -> None:
+    path = _path(request, origin, file)
     num_entries = rntuple.open(path)[name].num_entries
     for start, stop in _ranges(num_entries):
         notes = _compare(path, name, start, stop)
@@ -215,20 +241,24 @@ def test_same_as_uproot(path: Path, name: str) -> None:
         print(f"{path.name}:{name}: {notes}")
 
 
-def _multi_cluster_cases() -> list[tuple[Path, str]]:
-    out = []
-    for path, name in CASES:
-        nt = rntuple.open(path)[name]
-        if len(nt.clusters) > 1 and nt.num_entries <= 10 * MAX_ENTRIES:
-            out.append((path, name))
-    return out
+def _is_multi(path: Path, name: str) -> bool:
+    nt = rntuple.open(path)[name]
+    return len(nt.clusters) > 1 and nt.num_entries <= 10 * MAX_ENTRIES
 
 
-MULTI = _multi_cluster_cases()
+MULTI = [("data", str(p), n) for p, n in CASES if _is_multi(p, n)] + [
+    ("generated", f, n) for f, n in GENERATED if f"{f}:{n}" in MULTI_GENERATED
+]
 
 
-@pytest.mark.parametrize(("path", "name"), MULTI, ids=[f"{p.name}:{n}" for p, n in MULTI])
-def test_entry_ranges_across_clusters(path: Path, name: str) -> None:
+def test_multi_cluster_generated_is_current(generated_dir: str) -> None:
+    found = {f"{f}:{n}" for f, n in GENERATED if _is_multi(Path(generated_dir) / f, n)}
+    assert found == MULTI_GENERATED, "update MULTI_GENERATED to the generated files' multi-cluster RNTuples"
+
+
+@pytest.mark.parametrize(("origin", "file", "name"), MULTI, ids=[f"{Path(f).name}:{n}" for _, f, n in MULTI])
+def test_entry_ranges_across_clusters(request: pytest.FixtureRequest, origin: str, file: str, name: str) -> None:
+    path = _path(request, origin, file)
     nt = rntuple.open(path)[name]
     n = nt.num_entries
     boundary = nt.clusters[1].first_entry
@@ -431,8 +461,9 @@ def test_iterate_by_memory_size() -> None:
         list(nt.iterate(step_size="a lot"))
 
 
-@pytest.mark.parametrize(("path", "name"), CASES, ids=IDS)
-def test_recursive_keys_like_uproot(path: Path, name: str) -> None:
+@pytest.mark.parametrize(("origin", "file", "name"), ALL, ids=ALL_IDS)
+def test_recursive_keys_like_uproot(request: pytest.FixtureRequest, origin: str, file: str, name: str) -> None:
+    path = _path(request, origin, file)
     ours = rntuple.open(path)[name]
     theirs = uproot.open(path)[name]
     assert ours.keys(recursive=True) == theirs.keys()

@@ -80,6 +80,8 @@ def test_every_exported_exception_is_an_rntuple_error() -> None:
         ("PermissionDeniedError", PermissionError),
         ("DirectoryError", IsADirectoryError),
         ("MissingDependencyError", ImportError),
+        ("OutOfMemoryError", MemoryError),
+        ("MemoryLimitError", MemoryError),
     ],
 )
 def test_classes_keep_their_built_in_base(cls: str, builtin: type[BaseException]) -> None:
@@ -179,6 +181,8 @@ def test_read_arguments_are_declared_once_and_shown() -> None:
         "cache",
         "coalesce_gap",
         "max_request",
+        "max_memory",
+        "max_page_size",
     ]
 
 

@@ -345,7 +345,7 @@ impl RootFile {
     fn read_multi_key(&self, offset: u64, size: u64, max_key_size: u64, layout: ChunkLayout) -> Result<Vec<u8>> {
         let location = Location::new(format!("multi-key RNTuple payload of {size} bytes"), Some(offset));
         check_range(offset, max_key_size, self.size, "first key of a multi-key RNTuple payload")?;
-        let mut out = vec![0u8; size as usize];
+        let mut out = zeroed_for(size, &location)?;
         // The first key: payload bytes, then the chunk offsets. It is read whole
         // into the front of `out`; the offsets are then copied out and overwritten
         // by chunk 2.
@@ -392,7 +392,7 @@ impl RootFile {
         if let Some(mut held) = self.read_rest(&[(offset, len as usize)])? {
             return Ok(held.pop().unwrap_or_default());
         }
-        let mut buf = vec![0u8; len as usize];
+        let mut buf = zeroed_for(len, &Location::new(what, Some(offset)))?;
         self.storage.read_exact_at(offset, &mut buf)?;
         Ok(buf)
     }
@@ -545,6 +545,15 @@ fn le_u64(bytes: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(bytes);
     u64::from_le_bytes(a)
+}
+
+/// A buffer of `len` bytes for the read of `location`, allocated fallibly (the
+/// size comes from the file or its server: a failure is
+/// [`Error::OutOfMemory`], not an abort). Zeroed memory from the allocator,
+/// which the read then overwrites.
+fn zeroed_for(len: u64, location: &Location) -> Result<Vec<u8>> {
+    let n = usize::try_from(len).map_err(|_| Error::OutOfMemory { requested: len, location: location.clone() })?;
+    rntuple_format::alloc::try_zeroed(n, || location.to_string())
 }
 
 #[cfg(test)]

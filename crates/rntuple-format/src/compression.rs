@@ -39,7 +39,7 @@ pub fn decompress(src: &[u8], uncompressed_len: usize, what: &Location) -> Resul
             return Err(Error::WouldOverAllocate { requested: uncompressed_len as u64, limit, location: what.clone() });
         }
     }
-    let mut dst = vec![0u8; uncompressed_len];
+    let mut dst = crate::alloc::try_zeroed(uncompressed_len, || what.to_string())?;
     decompress_into(src, &mut dst, what)?;
     Ok(dst)
 }

@@ -56,6 +56,17 @@ pub enum Error {
     )]
     WouldOverAllocate { requested: u64, limit: u64, location: Location },
 
+    /// The memory for a buffer whose size the input gives could not be
+    /// allocated (the process goes on; see [`crate::alloc`]).
+    #[error("out of memory: cannot allocate {requested} bytes for {location}")]
+    OutOfMemory { requested: u64, location: Location },
+
+    /// A read would need more memory than the budget its caller set
+    /// (`max_memory`), or a size is above an absolute cap; refused before
+    /// anything was allocated. `hint` says how to read with less memory.
+    #[error("{location} needs {requested} bytes, more than the {limit}-byte {what}{hint}")]
+    OverBudget { requested: u64, limit: u64, what: &'static str, hint: &'static str, location: Location },
+
     /// Decompression failed.
     #[error("cannot decompress {location}: {message}")]
     Decompression { message: String, location: Location },
@@ -101,6 +112,8 @@ macro_rules! location_of {
             | Error::ChecksumMismatch { location, .. }
             | Error::Unsupported { location, .. }
             | Error::WouldOverAllocate { location, .. }
+            | Error::OutOfMemory { location, .. }
+            | Error::OverBudget { location, .. }
             | Error::Decompression { location, .. } => Some(location),
             _ => None,
         }

@@ -13,6 +13,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::panic))]
 
+pub mod alloc;
 pub mod checksum;
 pub mod column;
 pub mod column_type;

@@ -15,6 +15,8 @@
 //! ├── WrongTypeError        (TypeError)   an argument of the wrong type
 //! ├── NotFoundError         (KeyError)    no such RNTuple, field, key, attribute set
 //! ├── StateError            (ValueError)  an object used in a state that does not allow it
+//! ├── OutOfMemoryError      (MemoryError) a buffer the file needs could not be allocated
+//! ├── MemoryLimitError      (MemoryError) a read over its max_memory budget or a size cap
 //! └── StorageError          (OSError)     the storage failed
 //!     ├── MissingFileError  (FileNotFoundError)
 //!     ├── PermissionDeniedError (PermissionError)
@@ -26,8 +28,8 @@
 //! module is initialized.
 
 use pyo3::exceptions::{
-    PyException, PyFileNotFoundError, PyIsADirectoryError, PyKeyError, PyOSError, PyPermissionError, PyTypeError,
-    PyValueError,
+    PyException, PyFileNotFoundError, PyIsADirectoryError, PyKeyError, PyMemoryError, PyOSError, PyPermissionError,
+    PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -51,6 +53,8 @@ pub(crate) enum Kind {
     WrongType,
     NotFound,
     State,
+    OutOfMemory,
+    MemoryLimit,
     Storage,
     MissingFile,
     PermissionDenied,
@@ -59,7 +63,7 @@ pub(crate) enum Kind {
 
 /// (kind, name, parent class in this table or None for `RNTupleError`, built-in base, doc), parents first.
 type Spec = (Kind, &'static str, Option<Kind>, fn(Python<'_>) -> Bound<'_, PyType>, &'static str);
-const SPECS: [Spec; 9] = [
+const SPECS: [Spec; 11] = [
     (
         Kind::InvalidArgument,
         "InvalidArgumentError",
@@ -94,6 +98,22 @@ const SPECS: [Spec; 9] = [
         None,
         |py| py.get_type::<PyValueError>(),
         "An object used in a state that does not allow it: closed, failed, abandoned (also a ValueError).",
+    ),
+    (
+        Kind::OutOfMemory,
+        "OutOfMemoryError",
+        None,
+        |py| py.get_type::<PyMemoryError>(),
+        "A buffer the file asks for could not be allocated; the message names what was being read \
+         (also a MemoryError).",
+    ),
+    (
+        Kind::MemoryLimit,
+        "MemoryLimitError",
+        None,
+        |py| py.get_type::<PyMemoryError>(),
+        "A read would exceed its max_memory budget, or a size is over a cap; refused before allocating \
+         (also a MemoryError).",
     ),
     (Kind::Storage, "StorageError", None, |py| py.get_type::<PyOSError>(), "The storage failed (also an OSError)."),
     (
@@ -174,6 +194,8 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::Unsupported { .. } => UnsupportedError::new_err(msg),
         Error::WouldOverAllocate { .. } => AllocationError::new_err(msg),
         Error::Decompression { .. } => DecompressionError::new_err(msg),
+        Error::OutOfMemory { .. } => new_err(Kind::OutOfMemory, msg),
+        Error::OverBudget { .. } => new_err(Kind::MemoryLimit, msg),
         Error::NotFound { .. } => new_err(Kind::NotFound, msg),
         Error::InvalidArgument { .. } => new_err(Kind::InvalidArgument, msg),
         Error::State { .. } => new_err(Kind::State, msg),

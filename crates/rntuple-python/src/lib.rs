@@ -35,8 +35,14 @@ impl File {
     /// `cache`: a directory keeping the bytes read from a remote file
     /// (`None`: `RNTUPLE_CACHE_DIR` if set); `coalesce_gap` and
     /// `max_request` override the storage's request shape (bytes).
+    /// `max_memory`: the budget of each read in bytes (`None`: none);
+    /// `max_page_size`: the largest decompressed page accepted.
     #[new]
-    #[pyo3(signature = (path, verify_checksums = true, threads = 0, cache = None, coalesce_gap = None, max_request = None))]
+    #[pyo3(signature = (
+        path, verify_checksums = true, threads = 0, cache = None, coalesce_gap = None, max_request = None,
+        max_memory = None, max_page_size = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         path: String,
@@ -45,8 +51,18 @@ impl File {
         cache: Option<String>,
         coalesce_gap: Option<u64>,
         max_request: Option<u64>,
+        max_memory: Option<u64>,
+        max_page_size: Option<u64>,
     ) -> PyResult<Self> {
-        let options = ReadOptions { verify_checksums, threads, coalesce_gap, max_request, ..ReadOptions::DEFAULT };
+        let options = ReadOptions {
+            verify_checksums,
+            threads,
+            coalesce_gap,
+            max_request,
+            max_memory,
+            max_page_size: max_page_size.unwrap_or(rntuple::DEFAULT_MAX_PAGE_SIZE),
+            ..ReadOptions::DEFAULT
+        };
         let cache = cache.map(rntuple::container::CacheConfig::new);
         let inner = py.detach(|| RNTupleFile::open_cached(&path, options, cache)).map_err(to_py)?;
         Ok(File { inner, path })
@@ -207,7 +223,11 @@ impl RNTuple {
     /// overrides the file's decoding threads for this read (0: one per core).
     /// `uproot_dtypes` reads the Arrow types uproot's forms are built on
     /// (`rntuple::ArrowShape::ColumnTypes`) instead of those of the C++ types.
-    #[pyo3(signature = (fields = None, entry_start = 0, entry_stop = None, threads = None, uproot_dtypes = false))]
+    /// `max_memory` (bytes) sets this read's budget, overriding the file's.
+    #[pyo3(signature = (
+        fields = None, entry_start = 0, entry_stop = None, threads = None, uproot_dtypes = false, max_memory = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn read(
         &self,
         py: Python<'_>,
@@ -216,6 +236,7 @@ impl RNTuple {
         entry_stop: Option<u64>,
         threads: Option<usize>,
         uproot_dtypes: bool,
+        max_memory: Option<u64>,
     ) -> PyResult<PyRecordBatch> {
         let nt = self.inner.clone();
         let batch = py
@@ -227,6 +248,9 @@ impl RNTuple {
                 }
                 if uproot_dtypes {
                     options.shape = ArrowShape::ColumnTypes;
+                }
+                if max_memory.is_some() {
+                    options.max_memory = max_memory;
                 }
                 nt.read_with(names.as_deref(), entry_start, entry_stop.unwrap_or(u64::MAX), &options)
             })

@@ -379,3 +379,63 @@ fn measure_journal_cost() {
         100.0 * (m_on - m_off) / m_off
     );
 }
+
+/// The journal of an unfinished file with record `record`'s page list
+/// changed by `forge` (records re-encoded with valid checksums).
+fn forge_journal(file: &Path, record: usize, forge: impl Fn(&mut rntuple::format::model::PageList)) {
+    use rntuple::container::write::journal::Journal;
+    use rntuple::format::checksum::xxh3_64;
+    use rntuple::format::envelope::{parse_page_list, write_page_list};
+    use rntuple::write::journal::ClusterRecord;
+    let jpath = journal_path(file);
+    let bytes = std::fs::read(&jpath).unwrap();
+    let journal = Journal::parse(&bytes, "journal").unwrap();
+    let mut out = bytes[..36].to_vec();
+    for (i, r) in journal.records.iter().enumerate() {
+        let mut rec = ClusterRecord::decode(&r.payload, "record").unwrap();
+        if i == record {
+            let mut list = parse_page_list(&rec.page_list, true).unwrap();
+            forge(&mut list);
+            rec.page_list = write_page_list(&list).unwrap().0;
+        }
+        let payload = rec.encode();
+        let start = out.len();
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&r.seq.to_le_bytes());
+        out.extend_from_slice(&r.end.to_le_bytes());
+        out.extend_from_slice(&payload);
+        let sum = xxh3_64(&out[start..]);
+        out.extend_from_slice(&sum.to_le_bytes());
+    }
+    std::fs::write(&jpath, out).unwrap();
+}
+
+/// An unfinished file of two committed clusters of 100 entries.
+fn unfinished(name: &str) -> PathBuf {
+    let file = scratch(name);
+    let shared = SharedFileWriter::create(&file, WriterOptions::default()).unwrap();
+    let mut w = RNTupleWriter::new_shared(&shared, "Events", &schema(), &HashMap::new(), options()).unwrap();
+    for b in 0..2 {
+        w.write_batch(&batch(0, b * 100, 100)).unwrap();
+        w.commit_cluster().unwrap();
+    }
+    shared.abandon();
+    drop(w);
+    file
+}
+
+#[test]
+fn a_forged_journal_whose_sizes_overflow_fails_cleanly() {
+    // A page of u64::MAX - 3 bytes with a checksum: its size plus the 8 checksum
+    // bytes overflows (it panicked in debug builds, wrapped around in release ones).
+    let file = unfinished("forged-size.root");
+    forge_journal(&file, 0, |list| {
+        let page = &mut list.page_locations[0][0].pages[0];
+        assert!(page.has_checksum);
+        page.locator.size = u64::MAX - 3;
+    });
+    let e = recover(&file, Some(&scratch("forged-size-out.root")), RecoverOptions::default()).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("no committed cluster") && text.contains("outside the bytes written"), "{text}");
+    assert!(!scratch("forged-size-out.root").exists());
+}

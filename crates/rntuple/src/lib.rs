@@ -59,7 +59,20 @@ pub struct ReadOptions {
     /// Largest merged request in bytes; `None` takes the storage's
     /// ([`IoHints::max_request`](rntuple_container::IoHints): 8 MiB locally).
     pub max_request: Option<u64>,
+    /// The memory one read may take, in bytes: the buffers of the values
+    /// read, the read buffers and the largest page being decompressed. A
+    /// read that would take more fails with [`Error::OverBudget`] before
+    /// allocating anything (read in steps instead). `None`: no budget (a
+    /// read the machine cannot hold fails with [`Error::OutOfMemory`]).
+    pub max_memory: Option<u64>,
+    /// The largest page, in bytes decompressed, a read accepts: an absolute
+    /// cap, whatever the page's stored size ([`DEFAULT_MAX_PAGE_SIZE`]).
+    pub max_page_size: u64,
 }
+
+/// The default of [`ReadOptions::max_page_size`]: 1 GiB (ROOT writes pages of
+/// at most 1 MiB by default; a page has at most 2^32 elements).
+pub const DEFAULT_MAX_PAGE_SIZE: u64 = 1 << 30;
 
 /// Which Arrow types a read gives (docs/reading.md "Arrow types").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -88,7 +101,21 @@ impl ReadOptions {
         shape: ArrowShape::CppTypes,
         coalesce_gap: None,
         max_request: None,
+        max_memory: None,
+        max_page_size: DEFAULT_MAX_PAGE_SIZE,
     };
+
+    /// These options with a budget of `bytes` per read (see [`ReadOptions::max_memory`]).
+    pub const fn with_max_memory(mut self, bytes: Option<u64>) -> Self {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// These options with pages of at most `bytes` (see [`ReadOptions::max_page_size`]).
+    pub const fn with_max_page_size(mut self, bytes: u64) -> Self {
+        self.max_page_size = bytes;
+        self
+    }
 
     /// These options with a coalescing gap of `bytes` (see [`ReadOptions::coalesce_gap`]).
     pub const fn with_coalesce_gap(mut self, bytes: u64) -> Self {
@@ -242,8 +269,18 @@ impl RNTuple {
         let hints = options.io_hints(root.storage().hints());
         let io: Arc<read::IoCounters> = Arc::default();
         let reporter = Arc::new(read::report::Reporter::new(root.clone(), io.clone(), location, path.to_string()));
-        let source =
-            PageSource { file: root, desc, max_key_size: mk, verify_checksums: verify, column_multiplier, io, hints };
+        let source = PageSource {
+            file: root,
+            desc,
+            max_key_size: mk,
+            verify_checksums: verify,
+            column_multiplier,
+            io,
+            hints,
+            max_memory: options.max_memory,
+            max_page_size: options.max_page_size,
+            spent: Arc::default(),
+        };
         Ok(RNTuple { path: path.to_string(), anchor, schema, source, options, attribute_sets, reporter })
     }
 

@@ -86,7 +86,7 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
         ranges
             .iter()
             .map(|&(offset, len)| {
-                let mut buf = vec![0u8; len];
+                let mut buf = rntuple_format::alloc::try_zeroed(len, || format!("{len} bytes at offset {offset}"))?;
                 self.read_exact_at(offset, &mut buf)?;
                 Ok(buf)
             })
@@ -114,7 +114,7 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
 pub(crate) fn read_ranges_via_into(reader: &dyn ReadAt, size: u64, ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
     let total = ranges.iter().map(|r| r.1).fold(0usize, usize::saturating_add);
     check_ranges_into(ranges, size, total)?;
-    let mut out = vec![0u8; total];
+    let mut out = rntuple_format::alloc::try_zeroed(total, || format!("a vectored read of {total} bytes"))?;
     reader.read_ranges_into(ranges, &mut out)?;
     let mut rest = out.as_slice();
     Ok(ranges

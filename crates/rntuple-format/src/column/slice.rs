@@ -194,7 +194,8 @@ impl ColumnValues {
     }
 
     /// `n` zeros of the same variant (freshly allocated zeroed memory, which
-    /// the operating system hands out lazily).
+    /// the operating system hands out lazily). Aborts when the memory is not
+    /// to be had: for sizes from the input use [`ColumnValues::try_zeros_like`].
     pub fn zeros_like(&self, n: usize) -> Self {
         match self {
             Self::Bool(_) => Self::Bool(vec![false; n]),
@@ -211,6 +212,27 @@ impl ColumnValues {
             Self::Index(_) => Self::Index(vec![0; n]),
             Self::Switch { .. } => Self::Switch { index: vec![0; n], tag: vec![0; n] },
         }
+    }
+
+    /// [`ColumnValues::zeros_like`] that fails with [`crate::Error::OutOfMemory`]
+    /// naming `what` instead of aborting when the memory is not to be had.
+    pub fn try_zeros_like(&self, n: usize, what: impl Fn() -> String) -> crate::Result<Self> {
+        use crate::alloc::try_zeroed as z;
+        Ok(match self {
+            Self::Bool(_) => Self::Bool(z(n, &what)?),
+            Self::I8(_) => Self::I8(z(n, &what)?),
+            Self::U8(_) => Self::U8(z(n, &what)?),
+            Self::I16(_) => Self::I16(z(n, &what)?),
+            Self::U16(_) => Self::U16(z(n, &what)?),
+            Self::I32(_) => Self::I32(z(n, &what)?),
+            Self::U32(_) => Self::U32(z(n, &what)?),
+            Self::I64(_) => Self::I64(z(n, &what)?),
+            Self::U64(_) => Self::U64(z(n, &what)?),
+            Self::F32(_) => Self::F32(z(n, &what)?),
+            Self::F64(_) => Self::F64(z(n, &what)?),
+            Self::Index(_) => Self::Index(z(n, &what)?),
+            Self::Switch { .. } => Self::Switch { index: z(n, &what)?, tag: z(n, &what)? },
+        })
     }
 
     /// Bytes per element in memory.

@@ -28,7 +28,7 @@ from ._errors import StateError, WrongTypeError, unknown_name_error
 from ._fields import Field
 from ._filters import Filter, make_filter
 from ._ntuple import RNTuple
-from ._read_args import OpenOptions, takes, takes_after
+from ._read_args import OpenOptions, memory_budget, takes, takes_after
 
 __all__ = ["RNTUPLE_CLASS", "File", "open"]
 
@@ -85,10 +85,21 @@ class File:
             self._location: str | None = None
         else:
             self._path = os.fspath(path)
-            self._inner = _lib.File(self._path, verify_checksums, threads or 0, cache, coalesce_gap, max_request)
+            budget, page_cap = memory_budget(options.max_memory), memory_budget(options.max_page_size, "max_page_size")
+            self._inner = _lib.File(
+                self._path, verify_checksums, threads or 0, cache, coalesce_gap, max_request, budget, page_cap
+            )
             # What a pickle holds: enough to open the same file elsewhere.
             self._location = _location(self._path)
-        self._options = OpenOptions(verify_checksums, threads, cache, coalesce_gap, max_request).given()
+        self._options = OpenOptions(
+            verify_checksums,
+            threads,
+            cache,
+            coalesce_gap,
+            max_request,
+            max_memory=options.max_memory,
+            max_page_size=options.max_page_size,
+        ).given()
         self._keys: list[tuple[str, str, int]] | None = None
         self._ntuples: weakref.WeakSet[RNTuple] = weakref.WeakSet()
 
@@ -300,6 +311,14 @@ def open(path: Any, options: OpenOptions) -> Any:  # noqa: A001
     ``coalesce_gap``, ``max_request``: bytes; two needed pages at most
     ``coalesce_gap`` apart are read in one request of at most ``max_request``
     bytes. Default: the storage's (64 KiB and 8 MiB for a local file).
+
+    ``max_memory``: the memory budget of each read (bytes, or ``"2 GB"`` /
+    ``"2 GiB"`` as ``step_size`` takes them; default: none); ``arrays`` and
+    ``iterate`` take it per read too. A read over it fails with
+    :class:`MemoryLimitError` (a ``MemoryError``) before allocating.
+    ``max_page_size``: the largest decompressed page accepted (default 1 GiB).
+    Without a budget, a read the machine cannot hold raises
+    :class:`OutOfMemoryError` (a ``MemoryError``) instead of ending the process.
 
     ``RNTUPLE_IO_REPORT=1`` prints an I/O report of every RNTuple read to
     stderr when its handle goes or at exit (``RNTuple.io_report()`` gives it).

@@ -129,6 +129,7 @@ class Join:
             step_size=args.step_size,
             report=True,
             threads=args.threads,
+            max_memory=args.max_memory,
         ):
             columns = {self._prefixed(0, k): batch[k] for k in wanted[0]}
             for i in range(1, len(self._chains)):
@@ -138,6 +139,7 @@ class Join:
                         entry_start=rep.global_entry_start,
                         entry_stop=rep.global_entry_stop,
                         threads=args.threads,
+                        max_memory=args.max_memory,
                     )
                 else:
                     aux = _match(batch, self._on or [], *index[i - 1])

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import sys
 import weakref
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any, NamedTuple, TextIO
 
 import awkward as ak
@@ -21,10 +23,24 @@ from ._errors import InvalidArgumentError, WrongTypeError, unknown_name_error
 from ._fields import Field, build_fields, iter_fields
 from ._filters import Filter, make_filter, parse_memory_size, parse_step_size
 from ._numpy import to_numpy_dict, to_pandas
-from ._read_args import ArraysArgs, IterateArgs, check_threads, entry_range, takes
+from ._read_args import ArraysArgs, IterateArgs, check_threads, entry_range, memory_budget, takes
 from ._results import Report, apply_how, datetime_units, to_library, with_datetimes
 from ._select import Selected, choose, in_order, plain_paths
 from ._streamer import decode_columns
+
+# The max_memory of the arrays()/iterate() call being read (None: the file's, from rntuple.open).
+_MAX_MEMORY: ContextVar[int | None] = ContextVar("rntuple_max_memory", default=None)
+
+
+@contextlib.contextmanager
+def _budget(max_memory: int | str | None) -> Iterator[None]:
+    """Reads within the block use ``max_memory`` (bytes or "2 GB"; None keeps the file's)."""
+    token = _MAX_MEMORY.set(memory_budget(max_memory))
+    try:
+        yield
+    finally:
+        _MAX_MEMORY.reset(token)
+
 
 __all__ = ["AttributeSet", "Cluster", "Column", "RNTuple"]
 
@@ -331,7 +347,8 @@ class RNTuple:
         """Reads ``fields`` or, with ``paths``, only those (dotted, on-disk) parts of them; in the
         Arrow types of the C++ types for ``library="pa"``, else in those uproot's forms use."""
         names = [f.name for f in fields] if paths is None else paths
-        batch = pa.record_batch(self._inner.read(names, start, stop, check_threads(threads), library != "pa"))
+        threads = check_threads(threads)
+        batch = pa.record_batch(self._inner.read(names, start, stop, threads, library != "pa", _MAX_MEMORY.get()))
         return decode_columns(self._inner, batch, fields)
 
     def _convert(
@@ -376,10 +393,17 @@ class RNTuple:
                 None uses the file's setting (``rntuple.open(..., threads=)``,
                 by default one per core), 1 reads on the calling thread only.
                 The result is the same for any number.
+            max_memory: the memory budget of this read, in bytes or as a size
+                (``"2 GB"``, ``"1.5 GiB"``); None uses the file's
+                (``rntuple.open(..., max_memory=)``, by default none). A read that
+                would take more (the buffers of the values, the read buffers and the
+                largest page) fails with :class:`MemoryLimitError` (a ``MemoryError``)
+                before allocating; ``iterate(step_size=...)`` reads in steps instead.
         """
         start, stop = args.entries(self.num_entries)
         plan = self._plan(args)
-        return apply_how(plan(start, stop, args.lib, args.threads), args.how, args.lib)
+        with _budget(args.max_memory):
+            return apply_how(plan(start, stop, args.lib, args.threads), args.how, args.lib)
 
     arrays = takes(ArraysArgs)(_arrays)
 
@@ -398,8 +422,11 @@ class RNTuple:
         plan = self._plan(args)
         start, stop = args.entries(self.num_entries)
         step_size = args.step_size
-        for lo, hi in plan_steps(cluster_table(self, plan, step_size), start, stop, step_size):
-            result = apply_how(plan(lo, hi, lib, args.threads), args.how, lib)
+        with _budget(args.max_memory):
+            steps = plan_steps(cluster_table(self, plan, step_size), start, stop, step_size)
+        for lo, hi in steps:
+            with _budget(args.max_memory):
+                result = apply_how(plan(lo, hi, lib, args.threads), args.how, lib)
             yield (result, Report(self._file_path, self.name, lo, hi)) if args.report else result
 
     iterate = takes(IterateArgs)(_iterate)

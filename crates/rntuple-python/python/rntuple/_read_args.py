@@ -35,6 +35,7 @@ __all__ = [
     "check_threads",
     "entry_range",
     "library",
+    "memory_budget",
     "takes",
     "takes_after",
 ]
@@ -126,6 +127,19 @@ def check_threads(threads: int | None) -> int | None:
     return threads
 
 
+def memory_budget(size: int | str | None, what: str = "max_memory") -> int | None:
+    """Bytes of a ``max_memory``-like argument: None (no budget), a number of bytes, or a size such
+    as ``"2 GB"`` (powers of 1000) or ``"2 GiB"`` (of 1024), as ``step_size`` takes them."""
+    if size is None:
+        return None
+    from ._filters import parse_memory_size
+
+    n = parse_memory_size(size)
+    if n <= 0:
+        raise InvalidArgumentError(f"{what} must be a positive size in bytes (or None), not {size!r}")
+    return n
+
+
 def entry_range(num_entries: int, entry_start: int | None, entry_stop: int | None) -> tuple[int, int]:
     """Python-slice-like bounds: None means the end, negative counts from the end, clamped to the entries."""
     start = 0 if entry_start is None else int(entry_start)
@@ -155,10 +169,12 @@ class ArraysArgs:
     library: str = "ak"
     how: Any = None
     threads: int | None = None
+    max_memory: int | str | None = None
 
     def __post_init__(self) -> None:
         library(self.library)  # refused before anything is read
         check_threads(self.threads)
+        memory_budget(self.max_memory)
 
     @property
     def lib(self) -> str:
@@ -216,9 +232,13 @@ class OpenOptions:
     cache: str | os.PathLike[str] | None = None
     coalesce_gap: int | None = None
     max_request: int | None = None
+    max_memory: int | str | None = None
+    max_page_size: int | str | None = None
 
     def __post_init__(self) -> None:
         check_threads(self.threads)
+        memory_budget(self.max_memory)
+        memory_budget(self.max_page_size, "max_page_size")
         for what in ("coalesce_gap", "max_request"):
             value = getattr(self, what)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
@@ -228,6 +248,10 @@ class OpenOptions:
         """The options as keywords, those left at None omitted (what a pickled handle keeps)."""
         out: dict[str, Any] = {"verify_checksums": bool(self.verify_checksums), "threads": self.threads}
         out.update(
-            {k: getattr(self, k) for k in ("cache", "coalesce_gap", "max_request") if getattr(self, k) is not None}
+            {
+                k: getattr(self, k)
+                for k in ("cache", "coalesce_gap", "max_request", "max_memory", "max_page_size")
+                if getattr(self, k) is not None
+            }
         )
         return out

@@ -277,11 +277,19 @@ impl Scan<'_> {
         match self.check(&rec, end, first, self.tuples[i].entries) {
             Ok((summary, ranges, footer, unverified)) => {
                 let t = &mut self.tuples[i];
-                t.entries += summary.num_entries;
+                let Some(entries) = t.entries.checked_add(summary.num_entries) else {
+                    t.stopped = true;
+                    t.dropped.push(format!(
+                        "cluster of journal record {seq}: {} entries after {} overflow the entry count",
+                        summary.num_entries, t.entries
+                    ));
+                    return;
+                };
+                t.entries = entries;
                 t.clusters.push((summary, ranges));
                 t.footer = footer;
                 t.end = end;
-                t.unverified_pages += unverified;
+                t.unverified_pages = t.unverified_pages.saturating_add(unverified);
             }
             Err(e) => {
                 let t = &mut self.tuples[i];
@@ -330,8 +338,12 @@ impl Scan<'_> {
             for (p, page) in range.pages.iter().enumerate() {
                 let loc = page.locator;
                 let extra = if page.has_checksum { 8 } else { 0 };
-                let stop =
-                    loc.offset.checked_add(loc.size + extra).filter(|&s| loc.offset >= self.data_start && s <= end);
+                // Checked: the journal's sizes are input (a forged one must not overflow).
+                let stop = loc
+                    .size
+                    .checked_add(extra)
+                    .and_then(|n| loc.offset.checked_add(n))
+                    .filter(|&s| loc.offset >= self.data_start && s <= end);
                 if stop.is_none() {
                     return Err(Error::invalid(format!(
                         "page {p} of column {c} ({} bytes at {}) outside the bytes written before the commit",
@@ -342,7 +354,10 @@ impl Scan<'_> {
                     unverified += 1;
                     continue;
                 }
-                let mut bytes = vec![0u8; (loc.size + 8) as usize];
+                // Within the file (checked above), whose size bounds the buffer.
+                let mut bytes = rntuple::format::alloc::try_zeroed((loc.size + 8) as usize, || {
+                    format!("page {p} of column {c} ({} bytes at {})", loc.size, loc.offset)
+                })?;
                 read_at(self.file, &mut bytes, loc.offset, self.what)?;
                 let (data, sum) = bytes.split_at(loc.size as usize);
                 let stored = u64::from_le_bytes(sum.try_into().unwrap_or([0; 8]));
@@ -368,7 +383,7 @@ impl Scan<'_> {
                 loc.size, loc.offset
             )));
         }
-        let mut stored = vec![0u8; loc.size as usize];
+        let mut stored = rntuple::format::alloc::try_zeroed(loc.size as usize, || "header envelope".to_string())?;
         read_at(self.file, &mut stored, loc.offset, self.what)?;
         let location = Location::new("header envelope", Some(loc.offset));
         let bytes = if loc.size == rec.header.length {

@@ -68,9 +68,14 @@ fn write_to(p: &Plan<'_>, sink: Box<dyn WriteSink>, options: RecoverOptions) -> 
             w.head_len()
         )));
     }
+    let Some(copied) = cut.checked_sub(data_start) else {
+        return Err(Error::invalid(format!(
+            "the last committed byte {cut} is before the first payload at {data_start}"
+        )));
+    };
     let mut src = file.try_clone().map_err(|e| Error::io("the broken file", e))?;
     src.seek(SeekFrom::Start(data_start)).map_err(|e| Error::io("the broken file", e))?;
-    w.append_copy(&mut std::io::Read::take(src, cut - data_start), cut - data_start)?;
+    w.append_copy(&mut std::io::Read::take(src, copied), copied)?;
     for t in p.tuples.iter().filter(|t| !t.clusters.is_empty()) {
         // The RNTuple ends as every writer of the project ends one: through
         // its page sink, here over the header the broken file holds.

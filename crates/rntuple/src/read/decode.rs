@@ -152,7 +152,9 @@ impl PageSource {
         let n = b.saturating_sub(a);
         let mut jobs =
             vec![Job::new(&proto, n, vec![Piece { r: 0, cluster, column: col, a, b, offset: 0, pre: None }])];
-        decode_jobs(self, &mut jobs, &Pool::Sequential, self.verify_checksums)?;
+        // A read of its own under the budget: a fresh count of the values held.
+        let src = PageSource { spent: Arc::default(), ..self.clone() };
+        decode_jobs(&src, &mut jobs, &Pool::Sequential, self.verify_checksums)?;
         Ok(jobs.pop().map(|j| j.sink).unwrap_or(proto))
     }
 }
@@ -161,11 +163,14 @@ impl PageSource {
 /// decodes every page the pieces need (see the module documentation).
 pub(crate) fn decode_jobs(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, verify: bool) -> Result<()> {
     // 1. Check the pieces before allocating anything.
+    let mut needs = Needs::default();
     for job in jobs.iter() {
         for p in &job.pieces {
-            check_piece(src, &job.proto, p)?;
+            check_piece(src, &job.proto, p, &mut needs)?;
         }
+        needs.values = needs.values.saturating_add(job.len.saturating_mul(job.proto.element_size() as u64));
     }
+    check_budget(src, &needs)?;
     let lens = jobs
         .iter()
         .map(|job| {
@@ -178,10 +183,16 @@ pub(crate) fn decode_jobs(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, v
         .collect::<Result<Vec<usize>>>()?;
     // Zeroed on the decoding threads: the allocator clears reused memory
     // (and the first touch maps fresh pages), work that is serial otherwise.
-    let protos = jobs.iter().zip(lens).map(|(job, len)| (job.proto.clone(), len)).collect();
-    let sinks = pool.map_init(protos, || (), |_, (proto, len): (ColumnValues, usize)| proto.zeros_like(len));
+    // Fallibly: the sizes come from the file, which may honestly describe more
+    // than the machine has (a failure is Error::OutOfMemory, not an abort).
+    let protos = jobs.iter().zip(lens).map(|(job, len)| (job.proto.clone(), len, job_what(src, job))).collect();
+    let sinks = pool.map_init(
+        protos,
+        || (),
+        |_, (proto, len, what): (ColumnValues, usize, String)| proto.try_zeros_like(len, || what.clone()),
+    );
     for (job, sink) in jobs.iter_mut().zip(sinks) {
-        job.sink = sink;
+        job.sink = sink?;
     }
     // 2. Carve the buffers into page windows.
     let mut tasks = Vec::new();
@@ -252,10 +263,65 @@ pub(crate) fn decode_jobs(src: &PageSource, jobs: &mut [Job<'_>], pool: &Pool, v
     run(src, &batches, per_batch, pool, verify)
 }
 
+/// What a read needs in memory, summed over its pages before anything is allocated.
+#[derive(Debug, Default)]
+struct Needs {
+    /// The buffers of the values read (element counts: pages that share a
+    /// locator count once per page record).
+    values: u64,
+    /// Stored bytes of the pages (each page record: an upper bound of the read buffers).
+    stored: u64,
+    /// The largest page decompressed (its claimed size, slack included).
+    largest_page: u64,
+}
+
+/// Refuses a read whose [`Needs`] exceed the source's budget, before anything is allocated.
+fn check_budget(src: &PageSource, needs: &Needs) -> Result<()> {
+    let Some(budget) = src.max_memory else { return Ok(()) };
+    // Two batch buffers at most (one fetched while the other is decoded).
+    let batch_limit = super::io::BATCH_BYTES.max(src.hints.max_request);
+    let read_buffers = needs.stored.min(batch_limit.saturating_mul(2));
+    // The values of earlier steps of the same read (its index columns) are still held.
+    let earlier = src.spent.load(std::sync::atomic::Ordering::Relaxed);
+    let values = needs.values.saturating_add(earlier);
+    let total = values.saturating_add(read_buffers).saturating_add(needs.largest_page);
+    if total <= budget {
+        src.spent.store(values, std::sync::atomic::Ordering::Relaxed);
+    } else {
+        return Err(Error::OverBudget {
+            requested: total,
+            limit: budget,
+            what: "max_memory budget",
+            hint: "; read in steps with iterate(step_size=…) or fewer fields, or raise max_memory",
+            location: Location::new(
+                format!(
+                    "this read ({values} bytes of values, {read_buffers} of read buffers, a largest page of {})",
+                    needs.largest_page
+                ),
+                None,
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// What a job's buffer holds, for an out-of-memory error: the column, its field and the element count.
+fn job_what(src: &PageSource, job: &Job<'_>) -> String {
+    let Some(p) = job.pieces.first() else { return format!("a column buffer of {} elements", job.len) };
+    let field = src
+        .desc
+        .columns
+        .get(p.column as usize)
+        .and_then(|c| src.desc.fields.get(c.field_id as usize))
+        .map(|f| format!(" of field {:?}", f.name))
+        .unwrap_or_default();
+    format!("the values of column {}{field} ({} elements of {} bytes)", p.column, job.len, job.proto.element_size())
+}
+
 /// Checks that a piece lies within its column's elements in the cluster,
 /// that its synthetic zeros stay within [`MAX_ZERO_FILL_BYTES`] and that no
 /// page it needs claims more bytes than its compressed size can justify.
-fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> {
+fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece, needs: &mut Needs) -> Result<()> {
     if p.b < p.a {
         return Err(Error::invalid(format!("element range {}..{} of column {}", p.a, p.b, p.column)));
     }
@@ -327,7 +393,20 @@ fn check_piece(src: &PageSource, proto: &ColumnValues, p: &Piece) -> Result<()> 
                 ),
             });
         }
-        guard_expansion(page.locator.size, spec.packed_size(count), &Location::new(what(), Some(page.locator.offset)))?;
+        let unpacked = spec.packed_size(count);
+        let location = || Location::new(what(), Some(page.locator.offset));
+        if unpacked > src.max_page_size {
+            return Err(Error::OverBudget {
+                requested: unpacked,
+                limit: src.max_page_size,
+                what: "page size cap",
+                hint: " (max_page_size)",
+                location: location(),
+            });
+        }
+        guard_expansion(page.locator.size, unpacked, &location())?;
+        needs.stored = needs.stored.saturating_add(stored);
+        needs.largest_page = needs.largest_page.max(unpacked);
     }
     Ok(())
 }

@@ -178,8 +178,10 @@ pub(crate) struct Fetched {
 impl Fetched {
     /// Empty answers with a buffer for batches of up to `bytes` range bytes.
     pub(crate) fn with_capacity(bytes: u64) -> Result<Self> {
-        // Fresh zeroed memory, mapped lazily (the reads write every byte).
-        Ok(Fetched { buf: vec![0u8; batch_len(bytes)?], split: Vec::new() })
+        // Fresh zeroed memory, mapped lazily (the reads write every byte);
+        // fallibly, as the sizes come from the file.
+        let buf = rntuple_format::alloc::try_zeroed(batch_len(bytes)?, || format!("a read buffer of {bytes} bytes"))?;
+        Ok(Fetched { buf, split: Vec::new() })
     }
 
     /// `len` bytes of an extent placed at `p` in `batch`.

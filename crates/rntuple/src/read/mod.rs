@@ -58,6 +58,21 @@ pub(crate) fn read_range(
     options: &ReadOptions,
 ) -> Result<RecordBatch> {
     let verify = options.verify_checksums;
+    // The budget and the page cap of this read (options may differ from the
+    // open's), with its own count of the values it holds: the budget is the
+    // whole read's, index columns (read first) and the others together.
+    let budgeted;
+    let src = if options.max_memory.is_some() || options.max_page_size != src.max_page_size {
+        budgeted = PageSource {
+            max_memory: options.max_memory,
+            max_page_size: options.max_page_size,
+            spent: Arc::default(),
+            ..src.clone()
+        };
+        &budgeted
+    } else {
+        src
+    };
     let pool = threads::Pool::new(options.threads)?;
     let mut plan = element_ranges::Plan::new(src, fields, start, stop, options.shape);
     plan.resolve(&pool, verify)?;

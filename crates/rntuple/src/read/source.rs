@@ -29,6 +29,13 @@ pub struct PageSource {
     /// How requests are shaped: the storage's hints with the reader's
     /// overrides ([`crate::ReadOptions::io_hints`]).
     pub(crate) hints: rntuple_container::IoHints,
+    /// The budget of one read ([`crate::ReadOptions::max_memory`]).
+    pub(crate) max_memory: Option<u64>,
+    /// Bytes of values the read so far holds (its index columns, read
+    /// before its other columns): one counter per read, under a budget.
+    pub(crate) spent: Arc<std::sync::atomic::AtomicU64>,
+    /// The largest decompressed page ([`crate::ReadOptions::max_page_size`]).
+    pub(crate) max_page_size: u64,
 }
 
 /// How a column fills a cluster: `zeros` leading zero elements (a deferred

@@ -76,7 +76,9 @@ pub fn unseal_page<'a>(
     let here = location();
     let n = guard_expansion(size, unpacked, &here)?;
     if buf.len() < n {
-        buf.resize(n, 0);
+        // A new buffer rather than a grown one: what it held is not needed,
+        // and fresh zeroed memory is not written before decompression fills it.
+        *buf = rntuple_format::alloc::try_zeroed(n, || here.to_string())?;
     }
     decompressor.decompress_into(data, &mut buf[..n], &here)?;
     Ok(&buf[..n])

@@ -324,6 +324,7 @@ def dask(
     verify_checksums: bool = True,
     metadata_threads: int = _METADATA_THREADS,
     behavior: Any = None,
+    max_memory: int | str | None = None,
 ) -> Any:
     """A dataset of RNTuples as a lazy dask-awkward array (``library="ak"``) or a dict of dask
     arrays, one per field (``library="np"``), as ``uproot.dask`` gives them.
@@ -347,6 +348,10 @@ def dask(
             (as uproot's): missing paths always, missing RNTuples of the files opened
             to build the graph; none left is an error.
         verify_checksums: passed to every ``rntuple.open`` (on the workers too).
+        max_memory: the memory budget of each partition's read (bytes or ``"2 GB"``),
+            passed to every ``rntuple.open``: a partition that needs more fails with
+            :class:`MemoryLimitError` (a ``MemoryError``) before allocating; use a
+            smaller ``step_size``.
         behavior: awkward behavior for the arrays (``library="ak"``).
     """
     from .._read_args import library as _library
@@ -358,7 +363,9 @@ def dask(
     if lib == "ak":
         require("dask_awkward", feature=_FEATURE, extra="dask")
     specs = _expand_specs(files, allow_missing)
-    options = {"verify_checksums": bool(verify_checksums), "threads": 1}
+    options: dict[str, Any] = {"verify_checksums": bool(verify_checksums), "threads": 1}
+    if max_memory is not None:
+        options["max_memory"] = max_memory
 
     # The schema of the first file fixes the form (uproot does the same).
     if allow_missing:
