@@ -17,11 +17,11 @@ against the pip ROOT, loads the library and fills five entries of
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import warnings
+
+from root_dictionary import load_dictionary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -63,42 +63,10 @@ def main() -> int:
         warnings.simplefilter("ignore")
         import ROOT  # noqa: N811
     ROOT.gROOT.SetBatch(True)
-    rootsys = os.path.dirname(ROOT.__file__)
     with tempfile.TemporaryDirectory() as d:
-        for name in ("soa_classes.hxx", "soa_linkdef.h"):
-            shutil.copy(os.path.join(HERE, "soa", name), d)
-        subprocess.run(
-            [os.path.join(rootsys, "bin", "rootcling"), "-f", "soa_dict.cxx", "-I."]
-            + ["soa_classes.hxx", "soa_linkdef.h"],
-            cwd=d,
-            check=True,
+        load_dictionary(
+            ROOT, os.path.join(HERE, "soa"), ["soa_classes.hxx", "soa_linkdef.h"], d, ["Core", "RIO", "ROOTVecOps"]
         )
-        lib = os.path.join(d, "libsoa_dict.so")
-        libdir = os.path.join(rootsys, "lib")
-        subprocess.run(
-            [
-                os.environ.get("CXX", "g++"),
-                "-std=c++17",
-                "-O1",
-                "-fPIC",
-                "-shared",
-                f"-I{rootsys}/include",
-                "-I.",
-                "soa_dict.cxx",
-                "-o",
-                lib,
-                f"-L{libdir}",
-                "-lCore",
-                "-lRIO",
-                "-lROOTVecOps",
-                f"-Wl,-rpath,{libdir}",
-            ],
-            cwd=d,
-            check=True,
-        )
-        ROOT.gInterpreter.AddIncludePath(d)
-        if ROOT.gSystem.Load(lib) < 0:
-            raise RuntimeError("cannot load " + lib)
         if not ROOT.gInterpreter.Declare(WRITE):
             raise RuntimeError("cannot compile the writer")
         ROOT.rntuple_soa_write(out)
