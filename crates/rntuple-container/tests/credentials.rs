@@ -11,7 +11,7 @@
 mod common;
 
 use std::io::ErrorKind;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,62 +21,6 @@ use rntuple_format::Error;
 
 const FILE: &str = "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root";
 const TOKEN: &str = "wlcg-t0ken-4711";
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port()
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let status = Command::new("openssl").args(args).current_dir(dir).stderr(Stdio::null()).status();
-    assert!(status.is_ok_and(|s| s.success()), "openssl {args:?} failed (is the openssl command installed?)");
-}
-
-/// A CA and a server certificate for 127.0.0.1 and localhost, in `dir`.
-fn make_certificates(dir: &Path) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=rntuple credentials test CA",
-        ],
-    );
-    openssl(
-        dir,
-        &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=localhost"],
-    );
-    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "srv.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "srv.pem",
-            "-extfile",
-            "san.ext",
-            "-days",
-            "2",
-        ],
-    );
-}
 
 /// nginx with three servers: `https_a` (redirects `/redirect/F` to `https_b`),
 /// `https_b` and `plain` (http); the log line of each request is
@@ -100,8 +44,8 @@ impl Servers {
         std::fs::create_dir_all(dir.join("www")).unwrap();
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
         std::fs::copy(common::data_file(FILE), dir.join("www").join(FILE)).unwrap();
-        make_certificates(&dir);
-        let (https_a, https_b, plain) = (free_port(), free_port(), free_port());
+        common::make_certificates(&dir);
+        let (https_a, https_b, plain) = (common::free_port(), common::free_port(), common::free_port());
         let d = dir.display();
         let tls = format!("ssl_certificate {d}/srv.pem; ssl_certificate_key {d}/srv.key;");
         let conf = format!(

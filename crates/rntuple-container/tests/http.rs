@@ -10,7 +10,7 @@
 mod common;
 
 use std::io::ErrorKind;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,10 +20,6 @@ use rntuple_format::Error;
 
 const FILE: &str = "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root";
 const TOKEN: &str = "s3cr3t-token";
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port()
-}
 
 /// A running nginx serving `www/` of its own scratch directory.
 struct Nginx {
@@ -49,7 +45,7 @@ impl Nginx {
         for sub in ["www", "www/private", "www/nomulti"] {
             std::fs::copy(&src, dir.join(sub).join(FILE)).expect("copy test file");
         }
-        let port = free_port();
+        let port = common::free_port();
         let d = dir.display();
         let (listen, ssl) = match tls {
             Some((cert, key)) => (
@@ -214,59 +210,18 @@ fn no_bearer_token_over_plain_http_404_and_server_down() {
     assert_eq!(io_kind(&err), Some(ErrorKind::NotFound), "{err}");
     assert!(err.to_string().contains(&missing) && err.to_string().contains("404"), "{err}");
 
-    let down = format!("http://127.0.0.1:{}/{FILE}", free_port());
+    let down = format!("http://127.0.0.1:{}/{FILE}", common::free_port());
     let started = Instant::now();
     let err = open_storage(&down).unwrap_err();
     assert!(err.to_string().contains(&down), "{err}");
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
 }
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let status = Command::new("openssl").args(args).current_dir(dir).stderr(Stdio::null()).status();
-    assert!(status.is_ok_and(|s| s.success()), "openssl {args:?} failed (is the openssl command installed?)");
-}
-
 #[test]
 fn https_with_a_ca_made_here() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("https-ca");
     std::fs::create_dir_all(&dir).unwrap();
-    let days = ["-days", "2"];
-    openssl(
-        &dir,
-        &[
-            &["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem"][..],
-            &days,
-            &["-subj", "/CN=rntuple test CA"],
-        ]
-        .concat(),
-    );
-    openssl(
-        &dir,
-        &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=127.0.0.1"],
-    );
-    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
-    openssl(
-        &dir,
-        &[
-            &[
-                "x509",
-                "-req",
-                "-in",
-                "srv.csr",
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                "srv.pem",
-                "-extfile",
-                "san.ext",
-            ][..],
-            &days,
-        ]
-        .concat(),
-    );
+    common::make_certificates(&dir);
     let nginx = Nginx::start("https", Some((&dir.join("srv.pem"), &dir.join("srv.key"))));
     let url = nginx.url(FILE);
     // Not trusted without the CA: a clear error naming the URL.

@@ -9,6 +9,8 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
@@ -37,10 +39,6 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
@@ -63,7 +61,7 @@ fn start_server() -> Server {
     std::fs::create_dir_all(&data).unwrap();
     chmod(&dir, 0o777);
     chmod(&data, 0o755);
-    let port = free_port();
+    let port = common::free_port();
     let cfg = dir.join("xrootd.cfg");
     std::fs::write(
         &cfg,
@@ -209,7 +207,7 @@ fn xrootd_backend_against_a_real_server() {
     }
 
     // Nothing listening: a clear error naming the URL, after bounded retries.
-    let down = format!("root://127.0.0.1:{}//f.root", free_port());
+    let down = format!("root://127.0.0.1:{}//f.root", common::free_port());
     let t = Instant::now();
     let err = open_storage(&down).unwrap_err();
     assert!(err.to_string().contains(&down) && err.to_string().contains("after 4 attempts"), "{err}");

@@ -5,7 +5,9 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use rntuple_container::Anchor;
 
@@ -138,4 +140,61 @@ pub fn check_page_checksum(bytes: &[u8]) {
     let n = bytes.len() - 8;
     let stored = u64::from_le_bytes(bytes[n..].try_into().unwrap());
     assert_eq!(stored, rntuple_format::checksum::xxh3_64(&bytes[..n]), "page checksum");
+}
+
+/// A port nothing listens on now (for servers the test starts, or to be refused).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port()
+}
+
+pub fn openssl(dir: &Path, args: &[&str]) {
+    let status = Command::new("openssl").args(args).current_dir(dir).stderr(Stdio::null()).status();
+    assert!(status.is_ok_and(|s| s.success()), "openssl {args:?} failed (is the openssl command installed?)");
+}
+
+/// A CA and a server certificate for 127.0.0.1 and localhost, in `dir`.
+pub fn make_certificates(dir: &Path) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=rntuple test CA",
+        ],
+    );
+    openssl(
+        dir,
+        &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=localhost"],
+    );
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "srv.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "srv.pem",
+            "-extfile",
+            "san.ext",
+            "-days",
+            "2",
+        ],
+    );
 }
