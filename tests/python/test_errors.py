@@ -183,6 +183,7 @@ def test_read_arguments_are_declared_once_and_shown() -> None:
         "max_request",
         "max_memory",
         "max_page_size",
+        "max_envelope_size",
     ]
 
 

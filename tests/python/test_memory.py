@@ -127,6 +127,17 @@ def test_the_page_size_cap(zeros_4gib: Path) -> None:
     assert rntuple.open(zeros_4gib)["zeros"].arrays(entry_stop=10)["x"].tolist() == [0] * 10
 
 
+def test_the_envelope_size_cap() -> None:
+    # The header envelope of this ROOT-written file holds a few hundred bytes: a 64-byte cap refuses
+    # it before it is read, naming the envelope and the option; the default cap opens it.
+    small = Path(__file__).parents[1] / "data" / "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root"
+    with pytest.raises(rntuple.MemoryLimitError, match=r"header envelope.*64-byte envelope cap \(max_envelope_size\)"):
+        rntuple.open(small, max_envelope_size=64)["Events"]
+    with pytest.raises(rntuple.InvalidArgumentError, match="max_envelope_size"):
+        rntuple.open(small, max_envelope_size=0)
+    assert rntuple.open(small, max_envelope_size="1 MB")["Events"].num_entries == 1000
+
+
 def test_dask_partitions_have_the_budget(eight_mb: Path) -> None:
     pytest.importorskip("dask_awkward")
     with pytest.raises(MemoryError, match="max_memory budget"):

@@ -36,11 +36,12 @@ impl File {
     /// (`None`: `RNTUPLE_CACHE_DIR` if set); `coalesce_gap` and
     /// `max_request` override the storage's request shape (bytes).
     /// `max_memory`: the budget of each read in bytes (`None`: none);
-    /// `max_page_size`: the largest decompressed page accepted.
+    /// `max_page_size`: the largest decompressed page accepted;
+    /// `max_envelope_size`: the largest envelope (header, footer, page list).
     #[new]
     #[pyo3(signature = (
         path, verify_checksums = true, threads = 0, cache = None, coalesce_gap = None, max_request = None,
-        max_memory = None, max_page_size = None
+        max_memory = None, max_page_size = None, max_envelope_size = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -53,6 +54,7 @@ impl File {
         max_request: Option<u64>,
         max_memory: Option<u64>,
         max_page_size: Option<u64>,
+        max_envelope_size: Option<u64>,
     ) -> PyResult<Self> {
         let options = ReadOptions {
             verify_checksums,
@@ -61,6 +63,7 @@ impl File {
             max_request,
             max_memory,
             max_page_size: max_page_size.unwrap_or(rntuple::DEFAULT_MAX_PAGE_SIZE),
+            max_envelope_size: max_envelope_size.unwrap_or(rntuple::DEFAULT_MAX_ENVELOPE_SIZE),
             ..ReadOptions::DEFAULT
         };
         let cache = cache.map(rntuple::container::CacheConfig::new);

@@ -53,7 +53,12 @@ pub fn resolve_name(root: &RootFile, file: &str, name: Option<&str>) -> Result<S
 /// ([`rntuple::load_envelopes`]), and merges them into a descriptor.
 pub fn load(root: Arc<RootFile>, file: &str, name: &str, verify: bool) -> Result<Loaded> {
     let key = root.find_key(name)?;
-    let mut envelopes = load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: verify })?;
+    let mut envelopes = load_envelopes(
+        &root,
+        &key,
+        &mut Checks::Stop { verify_checksums: verify },
+        rntuple::DEFAULT_MAX_ENVELOPE_SIZE,
+    )?;
     let page_lists = envelopes.take_page_lists()?;
     let Envelopes { anchor, header_checksum, header, footer, .. } = envelopes;
     let descriptor = Descriptor::new(header.clone(), footer.clone(), page_lists.clone())?;

@@ -68,11 +68,19 @@ pub struct ReadOptions {
     /// The largest page, in bytes decompressed, a read accepts: an absolute
     /// cap, whatever the page's stored size ([`DEFAULT_MAX_PAGE_SIZE`]).
     pub max_page_size: u64,
+    /// The largest envelope (header, footer, page list), in bytes stored or
+    /// inflated, an open accepts: an absolute cap checked before the
+    /// envelope is read ([`DEFAULT_MAX_ENVELOPE_SIZE`]).
+    pub max_envelope_size: u64,
 }
 
 /// The default of [`ReadOptions::max_page_size`]: 1 GiB (ROOT writes pages of
 /// at most 1 MiB by default; a page has at most 2^32 elements).
 pub const DEFAULT_MAX_PAGE_SIZE: u64 = 1 << 30;
+
+/// The default of [`ReadOptions::max_envelope_size`]: 1 GiB (a footer or a
+/// page list of the largest files ROOT writes holds a few MB).
+pub const DEFAULT_MAX_ENVELOPE_SIZE: u64 = 1 << 30;
 
 /// Which Arrow types a read gives (docs/reading.md "Arrow types").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -103,6 +111,7 @@ impl ReadOptions {
         max_request: None,
         max_memory: None,
         max_page_size: DEFAULT_MAX_PAGE_SIZE,
+        max_envelope_size: DEFAULT_MAX_ENVELOPE_SIZE,
     };
 
     /// These options with a budget of `bytes` per read (see [`ReadOptions::max_memory`]).
@@ -240,7 +249,8 @@ impl RNTuple {
     fn open(root: Arc<RootFile>, path: &str, options: ReadOptions, location: Arc<str>) -> Result<Self> {
         let key = root.find_key(path)?;
         let checks = &mut Checks::Stop { verify_checksums: options.verify_checksums };
-        Self::from_envelopes(root.clone(), path, load_envelopes(&root, &key, checks)?, options, location)
+        let envelopes = load_envelopes(&root, &key, checks, options.max_envelope_size)?;
+        Self::from_envelopes(root.clone(), path, envelopes, options, location)
     }
 
     /// Opens the RNTuple of `anchor` found through a linked attribute set's
@@ -248,7 +258,8 @@ impl RNTuple {
     fn open_anchor(root: Arc<RootFile>, path: &str, anchor: Anchor, options: ReadOptions) -> Result<Self> {
         let checks = &mut Checks::Stop { verify_checksums: options.verify_checksums };
         let location = Arc::from("(attribute set)");
-        Self::from_envelopes(root.clone(), path, load_from_anchor(&root, anchor, checks)?, options, location)
+        let envelopes = load_from_anchor(&root, anchor, checks, options.max_envelope_size)?;
+        Self::from_envelopes(root.clone(), path, envelopes, options, location)
     }
 
     fn from_envelopes(

@@ -86,8 +86,17 @@ class File:
         else:
             self._path = os.fspath(path)
             budget, page_cap = memory_budget(options.max_memory), memory_budget(options.max_page_size, "max_page_size")
+            envelope_cap = memory_budget(options.max_envelope_size, "max_envelope_size")
             self._inner = _lib.File(
-                self._path, verify_checksums, threads or 0, cache, coalesce_gap, max_request, budget, page_cap
+                self._path,
+                verify_checksums,
+                threads or 0,
+                cache,
+                coalesce_gap,
+                max_request,
+                budget,
+                page_cap,
+                envelope_cap,
             )
             # What a pickle holds: enough to open the same file elsewhere.
             self._location = _location(self._path)
@@ -99,6 +108,7 @@ class File:
             max_request,
             max_memory=options.max_memory,
             max_page_size=options.max_page_size,
+            max_envelope_size=options.max_envelope_size,
         ).given()
         self._keys: list[tuple[str, str, int]] | None = None
         self._ntuples: weakref.WeakSet[RNTuple] = weakref.WeakSet()
@@ -316,7 +326,9 @@ def open(path: Any, options: OpenOptions) -> Any:  # noqa: A001
     ``"2 GiB"`` as ``step_size`` takes them; default: none); ``arrays`` and
     ``iterate`` take it per read too. A read over it fails with
     :class:`MemoryLimitError` (a ``MemoryError``) before allocating.
-    ``max_page_size``: the largest decompressed page accepted (default 1 GiB).
+    ``max_page_size``: the largest decompressed page accepted (default 1 GiB);
+    ``max_envelope_size``: the largest header, footer or page list envelope
+    accepted, stored or inflated, checked before it is read (default 1 GiB).
     Without a budget, a read the machine cannot hold raises
     :class:`OutOfMemoryError` (a ``MemoryError``) instead of ending the process.
 

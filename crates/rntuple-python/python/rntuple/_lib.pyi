@@ -96,6 +96,7 @@ class File:
         max_request: int | None = None,
         max_memory: int | None = None,
         max_page_size: int | None = None,
+        max_envelope_size: int | None = None,
     ) -> None: ...
     @property
     def path(self) -> str: ...

@@ -234,11 +234,13 @@ class OpenOptions:
     max_request: int | None = None
     max_memory: int | str | None = None
     max_page_size: int | str | None = None
+    max_envelope_size: int | str | None = None
 
     def __post_init__(self) -> None:
         check_threads(self.threads)
         memory_budget(self.max_memory)
         memory_budget(self.max_page_size, "max_page_size")
+        memory_budget(self.max_envelope_size, "max_envelope_size")
         for what in ("coalesce_gap", "max_request"):
             value = getattr(self, what)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
@@ -250,7 +252,7 @@ class OpenOptions:
         out.update(
             {
                 k: getattr(self, k)
-                for k in ("cache", "coalesce_gap", "max_request", "max_memory", "max_page_size")
+                for k in ("cache", "coalesce_gap", "max_request", "max_memory", "max_page_size", "max_envelope_size")
                 if getattr(self, k) is not None
             }
         )

@@ -389,7 +389,11 @@ fn check_group(
 fn verify_rntuple(root: &Arc<RootFile>, key: &KeyInfo, options: VerifyOptions, r: &mut Reporter<'_>) {
     let problems_before = r.report.num_problems;
     let extent = (key.payload_offset(), key.payload_offset().saturating_add(u64::from(key.stored_len())));
-    let Some(env) = read_envelopes(|checks| load_envelopes(root, key, checks), extent, None, r) else { return };
+    let Some(env) =
+        read_envelopes(|checks| load_envelopes(root, key, checks, rntuple::DEFAULT_MAX_ENVELOPE_SIZE), extent, None, r)
+    else {
+        return;
+    };
     pages::verify_data(root, &env, options, problems_before, r);
     verify_attribute_sets(root, &env, options, r);
 }
@@ -416,7 +420,12 @@ fn verify_attribute_sets(root: &Arc<RootFile>, main: &Envelopes, options: Verify
         };
         let extent = (loc.offset, loc.offset.saturating_add(loc.size));
         let set = Some((main_name.clone(), link.name.clone()));
-        let Some(env) = read_envelopes(|checks| load_from_anchor(root, anchor, checks), extent, set, r) else {
+        let Some(env) = read_envelopes(
+            |checks| load_from_anchor(root, anchor, checks, rntuple::DEFAULT_MAX_ENVELOPE_SIZE),
+            extent,
+            set,
+            r,
+        ) else {
             continue;
         };
         pages::verify_data(root, &env, options, problems_before, r);

@@ -217,8 +217,27 @@ fn parse_envelope<T>(
     Ok((parsed, bytes))
 }
 
-/// Loads the anchor stored in `key` and the envelopes it points to.
-pub fn load_envelopes(root: &RootFile, key: &KeyInfo, checks: &mut Checks<'_>) -> Result<Envelopes, Found> {
+/// Refuses an envelope larger, stored (`size`) or inflated (`length`), than
+/// `cap` ([`crate::ReadOptions::max_envelope_size`]) before it is read: the
+/// sizes come from the anchor or the footer, which a hostile file or server
+/// chooses.
+fn cap_envelope(what: &str, at: u64, size: u64, length: u64, cap: u64) -> Result<()> {
+    let requested = size.max(length);
+    if requested <= cap {
+        return Ok(());
+    }
+    let location = Location::new(what, Some(at));
+    Err(Error::OverBudget { requested, limit: cap, what: "envelope cap", hint: " (max_envelope_size)", location })
+}
+
+/// Loads the anchor stored in `key` and the envelopes it points to, each at
+/// most `max_envelope` bytes stored and inflated.
+pub fn load_envelopes(
+    root: &RootFile,
+    key: &KeyInfo,
+    checks: &mut Checks<'_>,
+    max_envelope: u64,
+) -> Result<Envelopes, Found> {
     let at = key.payload_offset();
     if !key.is_rntuple() {
         let message = format!("'{}' is a {}, not a ROOT::RNTuple", key.path, key.class_name);
@@ -227,17 +246,28 @@ pub fn load_envelopes(root: &RootFile, key: &KeyInfo, checks: &mut Checks<'_>) -
     let bytes = root.read_object(key).map_err(|e| checks.fatal("anchor", Some(at), e))?;
     let location = Location::new(format!("RNTuple anchor '{}'", key.path), Some(at));
     let anchor = checks.parse("anchor", at, |verify| Anchor::parse(&bytes, verify, &location))?;
-    load_from_anchor(root, anchor, checks)
+    load_from_anchor(root, anchor, checks, max_envelope)
 }
 
 /// Loads the envelopes `anchor` points to (an anchor found through a key, or
-/// through a linked attribute set's locator).
-pub fn load_from_anchor(root: &RootFile, anchor: Anchor, checks: &mut Checks<'_>) -> Result<Envelopes, Found> {
+/// through a linked attribute set's locator), each at most `max_envelope`
+/// bytes stored and inflated.
+pub fn load_from_anchor(
+    root: &RootFile,
+    anchor: Anchor,
+    checks: &mut Checks<'_>,
+    max_envelope: u64,
+) -> Result<Envelopes, Found> {
     let mk = anchor.max_key_size;
     let envelope = |what: &str, offset: u64| format!("{what} at file offset {offset}");
 
     // Header and footer in one request, then every page list in one more.
     let (h, f) = ((anchor.seek_header, anchor.nbytes_header), (anchor.seek_footer, anchor.nbytes_footer));
+    for (what, (at, size), length) in
+        [("header envelope", h, anchor.len_header), ("footer envelope", f, anchor.len_footer)]
+    {
+        cap_envelope(what, at, size, length, max_envelope).map_err(|e| checks.fatal("envelope", Some(at), e))?;
+    }
     let mut raw = read_together(root, &[h, f], mk).into_iter();
     let header = Stored { at: h.0, size: h.1, length: anchor.len_header, raw: raw.next().flatten() };
     let footer = Stored { at: f.0, size: f.1, length: anchor.len_footer, raw: raw.next().flatten() };
@@ -254,6 +284,12 @@ pub fn load_from_anchor(root: &RootFile, anchor: Anchor, checks: &mut Checks<'_>
     }
 
     let mut page_lists = Vec::with_capacity(footer.cluster_groups.len().min(1 << 16));
+    for (g, cg) in footer.cluster_groups.iter().enumerate() {
+        let (l, at) = (cg.page_list, cg.page_list.locator.offset);
+        let what = format!("page list envelope of cluster group {g}");
+        cap_envelope(&what, at, l.locator.size, l.length, max_envelope)
+            .map_err(|e| checks.fatal("envelope", Some(at), e))?;
+    }
     let lists: Vec<(u64, u64)> =
         footer.cluster_groups.iter().map(|cg| (cg.page_list.locator.offset, cg.page_list.locator.size)).collect();
     let raw = read_together(root, &lists, mk);
@@ -305,14 +341,46 @@ mod tests {
     fn report(root: &RootFile, key: &KeyInfo) -> (Result<Envelopes, Found>, Reported) {
         let mut found = Vec::new();
         let mut collect = |f: Found| found.push((f.check, f.offset, f.error.to_string()));
-        let loaded = load_envelopes(root, key, &mut Checks::Report(&mut collect));
+        let loaded = load_envelopes(root, key, &mut Checks::Report(&mut collect), crate::DEFAULT_MAX_ENVELOPE_SIZE);
         (loaded, found)
+    }
+
+    #[test]
+    fn envelopes_over_the_cap_are_refused_before_they_are_read() {
+        let (root, key) = open("test_multiple_cluster_groups_rntuple_v1-0-0-0.root");
+        let stop = || Checks::Stop { verify_checksums: true };
+        let loaded = load_envelopes(&root, &key, &mut stop(), crate::DEFAULT_MAX_ENVELOPE_SIZE).unwrap();
+        let a = &loaded.anchor;
+        let mut sizes = vec![
+            ("header envelope".to_string(), a.nbytes_header.max(a.len_header)),
+            ("footer envelope".to_string(), a.nbytes_footer.max(a.len_footer)),
+        ];
+        for (g, cg) in loaded.footer.cluster_groups.iter().enumerate() {
+            let l = cg.page_list;
+            sizes.push((format!("page list envelope of cluster group {g}"), l.locator.size.max(l.length)));
+        }
+        let largest = sizes.iter().map(|(_, n)| *n).max().unwrap();
+        assert!(load_envelopes(&root, &key, &mut stop(), largest).is_ok());
+        let first_over = |cap: u64| sizes.iter().find(|(_, n)| *n > cap).unwrap().clone();
+        for cap in [0, largest - 1] {
+            let (what, size) = first_over(cap);
+            let e = load_envelopes(&root, &key, &mut stop(), cap).unwrap_err();
+            assert_eq!(e.check, "envelope");
+            match &e.error {
+                Error::OverBudget { requested, limit, .. } => assert_eq!((*requested, *limit), (size, cap)),
+                other => panic!("cap {cap}: {other}"),
+            }
+            let message = e.error.to_string();
+            assert!(message.contains(&what) && message.contains("max_envelope_size"), "{message}");
+        }
     }
 
     #[test]
     fn a_good_file_loads_the_same_under_every_policy() {
         let (root, key) = open("test_multiple_cluster_groups_rntuple_v1-0-0-0.root");
-        let mut stop = load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: true }).unwrap();
+        let mut stop =
+            load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: true }, crate::DEFAULT_MAX_ENVELOPE_SIZE)
+                .unwrap();
         let (reported, found) = report(&root, &key);
         assert!(found.is_empty(), "{found:?}");
         let reported = reported.unwrap();
@@ -324,10 +392,18 @@ mod tests {
     #[test]
     fn a_checksum_mismatch_stops_or_is_reported_and_loading_goes_on() {
         let (root, key) = open("bad/header_checksum_mismatch.root");
-        let e = load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: true }).unwrap_err();
+        let e =
+            load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: true }, crate::DEFAULT_MAX_ENVELOPE_SIZE)
+                .unwrap_err();
         assert_eq!(e.check, "envelope");
         assert!(matches!(e.error, Error::ChecksumMismatch { .. }), "{}", e.error);
-        assert!(load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: false }).is_ok());
+        assert!(load_envelopes(
+            &root,
+            &key,
+            &mut Checks::Stop { verify_checksums: false },
+            crate::DEFAULT_MAX_ENVELOPE_SIZE
+        )
+        .is_ok());
         let (loaded, found) = report(&root, &key);
         let loaded = loaded.unwrap();
         assert_eq!(found.len(), 1, "{found:?}");

@@ -20,7 +20,9 @@ fn data(name: &str) -> PathBuf {
 fn streamer_info_bytes() -> Vec<u8> {
     let root = Arc::new(RootFile::open(data("streamer_root640.root")).expect("open"));
     let key = root.find_key("Events").expect("key");
-    let env = load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: true }).expect("envelopes");
+    let env =
+        load_envelopes(&root, &key, &mut Checks::Stop { verify_checksums: true }, crate::DEFAULT_MAX_ENVELOPE_SIZE)
+            .expect("envelopes");
     let infos: Vec<_> = env
         .header
         .schema
