@@ -5,7 +5,7 @@ as a subprocess on real files:
 
 * inspect: the table and ``--json``; the figures against ROOT 6.40's own
   ``RNTupleInspector`` on several files (one ROOT process);
-* verify: every good file of ``tests/data`` passes, each of the 37 corrupt
+* verify: every good file of ``tests/data`` passes, each of the 38 corrupt
   files of ``tests/data/bad`` fails with its file named, exit statuses;
 * merge: ROOT 6.40 (``tests/reference/root_dump.py``), uproot 5.7 and our
   reader read the merged file with exactly the concatenated values, for
@@ -236,7 +236,7 @@ def test_verify_passes_the_generated_root_files_and_merges_them(generated_dir, t
 
 def test_verify_reports_every_corrupt_file():
     bad = sorted(glob.glob(os.path.join(BAD, "*.root")))
-    assert len(bad) == 37
+    assert len(bad) == 38
     # One at a time (a few): exit status 1, every line names the file.
     for f in bad[::12]:
         p = run("verify", f)

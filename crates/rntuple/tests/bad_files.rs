@@ -371,7 +371,9 @@ fn anchor_seek_footer_negative() {
 #[test]
 fn anchor_len_header_huge() {
     let err = error_of("anchor_len_header_huge");
-    assert!(matches!(err, Error::WouldOverAllocate { requested, .. } if requested == 1 << 40), "{err}");
+    // 1 TiB claimed: over the envelope cap (max_envelope_size), refused before it is read
+    let cap = rntuple::DEFAULT_MAX_ENVELOPE_SIZE;
+    assert!(matches!(err, Error::OverBudget { requested, limit, .. } if requested == 1 << 40 && limit == cap), "{err}");
     assert_mentions(&err, &["header envelope"]);
     assert_has_offset(&err);
 }

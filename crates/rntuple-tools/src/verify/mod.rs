@@ -165,7 +165,8 @@ impl Reporter<'_> {
             Error::ChecksumMismatch { .. } => "checksum",
             Error::Truncated { .. } => "truncated",
             Error::Decompression { .. } => "decompression",
-            Error::WouldOverAllocate { .. } => "size",
+            // a size over the expansion guard or over an absolute cap (envelope, page)
+            Error::WouldOverAllocate { .. } | Error::OverBudget { .. } => "size",
             Error::Unsupported { .. } => "unsupported",
             Error::NotFound { .. } => "missing",
             Error::Io { .. } => "io",

@@ -431,6 +431,9 @@ mod tests {
         assert!(loaded.is_err());
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, "envelope");
-        assert!(found[0].2.contains("refusing to allocate 1099511627776 bytes for header envelope"), "{}", found[0].2);
+        // 1 TiB claimed: over the envelope cap, refused before anything is read
+        let message = &found[0].2;
+        assert!(message.contains("header envelope") && message.contains("1099511627776 bytes"), "{message}");
+        assert!(message.contains("envelope cap (max_envelope_size)"), "{message}");
     }
 }
