@@ -4,7 +4,7 @@ Every RNTuple of every file in ``tests/data/`` (copies of ROOT-written files fro
 scikit-hep-testdata; the shared test-data folder ``../shared`` beside the checkout
 when the copies are absent) and of the files ``tests/reference/generate.py`` writes
 with ROOT is read by both; uproot is the reference. Fields uproot cannot read are
-compared one by one and skipped with the reason uproot gives.
+compared one by one; an RNTuple uproot reads none of must be listed in UPROOT_READS_NONE.
 
 The cases of the generated files come from the generator's plan (as conftest.py's
 do), not from the files: the same tests are collected on a fresh machine as on one
@@ -167,6 +167,13 @@ def _cluster_pieces(nt: rntuple.RNTuple, start: int, stop: int) -> list[tuple[in
     return list(zip(cuts[:-1], cuts[1:], strict=True))
 
 
+# RNTuples whose every field uproot refuses, with where our values are checked instead.
+UPROOT_READS_NONE = {
+    # streamer fields only (uproot: "probably never"); test_streamer.py compares with ROOT's reader
+    ("streamer_root640.root", "Events"),
+}
+
+
 def _compare(path: Path, name: str, entry_start=None, entry_stop=None) -> list[str]:
     """Compares every field rntuple reads; returns notes on fields compared in a weaker way, or not at all."""
     ours_nt = rntuple.open(path)[name]
@@ -192,7 +199,9 @@ def _compare(path: Path, name: str, entry_start=None, entry_stop=None) -> list[s
         if note:
             notes.append(f"{field.name}: {note}")
     if readable and len([n for n in notes if "uproot fails" in n]) == len(readable):
-        pytest.skip("uproot reads none of the fields: " + "; ".join(notes[:3]))
+        # Only where uproot is known to read none of the fields (our values are checked against
+        # ROOT's reader there instead); anywhere else it is a failure, never a skip.
+        assert (path.name, name) in UPROOT_READS_NONE, f"uproot reads none of the fields of {what}: {notes[:3]}"
     return notes
 
 
