@@ -64,7 +64,8 @@ def test_a_requested_schema_selects_and_orders_fields_and_reads_only_those(clust
 
 
 def test_duckdb_queries_an_rntuple_by_name(clustered):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     nt = rntuple.open(clustered)["Events"]
     expected = nt.arrays(library="pa")
     got = duckdb.sql("select event, pt, met, tag from nt").to_arrow_table()
@@ -78,7 +79,8 @@ def test_duckdb_queries_an_rntuple_by_name(clustered):
 
 
 def test_duckdb_on_nanoaod_equals_arrays_pa():
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     nt = rntuple.open(MUONS)["Events"]
     got = duckdb.sql("select nMuon, Muon_pt from nt where nMuon >= 2").to_arrow_table()
     table = nt.arrays(["nMuon", "Muon_pt"], library="pa")
@@ -88,7 +90,8 @@ def test_duckdb_on_nanoaod_equals_arrays_pa():
 
 
 def test_polars_from_arrow_equals_arrays_pa(clustered):
-    pl = pytest.importorskip("polars")
+    import polars as pl
+
     nt = rntuple.open(clustered)["Events"]
     expected = pl.from_arrow(nt.arrays(library="pa"))
     got = pl.DataFrame(nt)  # a DataFrame from the stream
@@ -113,7 +116,8 @@ def twenty(tmp_path_factory) -> str:
 
 
 def test_scan_polars_equals_the_eager_frame(clustered):
-    pl = pytest.importorskip("polars")
+    import polars as pl
+
     lazy = rntuple.scan_polars(f"{clustered}:Events")
     assert lazy.collect().equals(pl.DataFrame(rntuple.open(clustered)["Events"]))
     got = lazy.filter(pl.col("event") % 7 == 3).select("tag", "event").collect()
@@ -125,7 +129,8 @@ def test_scan_polars_equals_the_eager_frame(clustered):
 def test_scan_polars_pushes_projection_and_slice_down(twenty):
     """One column of twenty reads at most 1.2/20 of the bytes all of them read (``io_stats``), and
     ``head`` reads the first cluster only."""
-    pl = pytest.importorskip("polars")
+    import polars as pl
+
     nt = rntuple.open(twenty)["T"]
     nt.reset_io_stats()
     everything = rntuple.scan_polars(nt).collect()
@@ -143,7 +148,8 @@ def test_scan_polars_pushes_projection_and_slice_down(twenty):
 
 
 def test_a_chain_is_a_stream_too(clustered):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     chain = rntuple.chain([f"{clustered}:Events", f"{clustered}:Events"])
     expected = chain.arrays(library="pa")
     got = pa.table(chain)
