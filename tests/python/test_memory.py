@@ -143,6 +143,7 @@ def test_the_envelope_size_cap() -> None:
 
 def test_dask_partitions_have_the_budget(eight_mb: Path) -> None:
     import dask_awkward  # noqa: F401  (rntuple.dask needs it; installed by requirements-dev.txt)
+
     with pytest.raises(MemoryError, match="max_memory budget"):
         rntuple.dask(str(eight_mb), max_memory="4 MB").compute()
     assert len(rntuple.dask(str(eight_mb), max_memory="100 MB").compute()) == 1_000_000
