@@ -30,20 +30,14 @@ fn column_sizes(nt: &RNTuple) -> Sizes {
     s
 }
 
-/// What `rntuple show` prints: how many top-level fields, and how wide a line may be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What `rntuple show` prints: how many top-level fields, and how wide a line may be. The
+/// default is everything, lines as long as they are (the Python `RNTuple.show()` default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ShowOptions {
     /// Top-level fields listed in the schema (with their subfields); `None`: all.
     pub max_fields: Option<usize>,
     /// Longest line in characters (longer ones end in `…`); `None`: no limit (`--wide`).
     pub width: Option<usize>,
-}
-
-impl Default for ShowOptions {
-    /// Everything, lines as long as they are (the Python `RNTuple.show()` default).
-    fn default() -> Self {
-        Self { max_fields: None, width: None }
-    }
 }
 
 /// `line` cut to `width` characters, the last one `…`, when it is longer.
