@@ -22,8 +22,8 @@ use pyo3_arrow::{PyRecordBatch, PySchema};
 use rntuple::write::{FillContext, ParallelWriter};
 
 use crate::errors::to_py_write;
-use crate::write::{add_fields_args, parse_options, parse_overrides, PyFileWriter};
-use crate::writer_state::{Guarded, State};
+use crate::write::{parse_options, parse_overrides, PyFileWriter};
+use crate::writer_state::{writer_pymethods, Guarded, State};
 use rntuple_format::Error;
 
 /// One RNTuple being written by several fill contexts.
@@ -45,8 +45,7 @@ impl PyParallelWriter {
     }
 }
 
-#[pymethods]
-impl PyParallelWriter {
+writer_pymethods!(PyParallelWriter {
     /// Starts the RNTuple `name` in `file` with the Arrow `schema` and writes
     /// its header; `overrides` and `options` as `FileWriter.rntuple` takes.
     #[new]
@@ -69,43 +68,6 @@ impl PyParallelWriter {
             inner: Guarded::new(writer, "parallel writer", name, schema),
             open_contexts: Arc::new(AtomicUsize::new(0)),
         })
-    }
-
-    #[getter]
-    fn name(&self) -> &str {
-        &self.inner.name
-    }
-
-    /// The newest schema: as created, with the fields added since.
-    #[getter]
-    fn schema(&self) -> PyResult<PySchema> {
-        self.inner.schema().map_err(to_py_write)
-    }
-
-    /// Adds top-level fields (`schema`, written as `overrides` say) and
-    /// projected fields ([(name, source, type or None)]) while contexts may
-    /// be filling: `rntuple::write::ParallelWriter::add_fields`. A refused
-    /// addition leaves the writer as it was.
-    #[pyo3(signature = (schema, overrides, projections = Vec::new()))]
-    fn add_fields(
-        &self,
-        py: Python<'_>,
-        schema: PySchema,
-        overrides: &Bound<'_, PyDict>,
-        projections: Vec<(String, String, Option<String>)>,
-    ) -> PyResult<()> {
-        let (added, overrides, projections) = add_fields_args(schema, overrides, projections)?;
-        let merged = self.with_open(py, |w| {
-            w.add_fields(&added, &overrides, &projections)?;
-            w.schema()
-        })?;
-        self.inner.set_schema(Arc::new(merged)).map_err(to_py_write)
-    }
-
-    /// "open", "closed", "abandoned" or "failed".
-    #[getter]
-    fn state(&self, py: Python<'_>) -> PyResult<&'static str> {
-        py.detach(|| self.inner.state_name()).map_err(to_py_write)
     }
 
     /// Fill contexts made and not yet closed (or collected).
@@ -155,7 +117,7 @@ impl PyParallelWriter {
     fn abandon(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| self.inner.abandon()).map_err(to_py_write)
     }
-}
+});
 
 /// An open fill context, counted by its writer until it is dropped.
 struct OpenContext {

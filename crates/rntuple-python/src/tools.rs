@@ -24,6 +24,16 @@ use rntuple_tools::{is_interrupted, Progress};
 
 use crate::errors::to_py;
 
+/// A Python dict of `key => value` pairs (each value converted as
+/// `PyDict::set_item` converts it).
+macro_rules! py_dict {
+    ($py:expr, { $($key:literal => $value:expr),* $(,)? }) => {{
+        let d = PyDict::new($py);
+        $(d.set_item($key, $value)?;)*
+        d
+    }};
+}
+
 /// How often a running tool looks for a pending Python signal.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
@@ -109,27 +119,29 @@ fn inspect(py: Python<'_>, path: PathBuf, name: Option<String>, verify_checksums
 }
 
 fn report_dict<'py>(py: Python<'py>, r: &FileReport) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("file", &r.file)?;
-    d.set_item("ok", r.is_ok())?;
-    d.set_item("rntuples", &r.rntuples)?;
-    d.set_item("num_pages", r.num_pages)?;
-    d.set_item("page_bytes", r.page_bytes)?;
-    d.set_item("num_problems", r.num_problems)?;
-    d.set_item("interrupted", r.interrupted)?;
+    let d = py_dict!(py, {
+        "file" => &r.file,
+        "ok" => r.is_ok(),
+        "rntuples" => &r.rntuples,
+        "num_pages" => r.num_pages,
+        "page_bytes" => r.page_bytes,
+        "num_problems" => r.num_problems,
+        "interrupted" => r.interrupted,
+    });
     let mut problems = Vec::with_capacity(r.problems.len());
     for p in &r.problems {
-        let q = PyDict::new(py);
-        q.set_item("file", &p.file)?;
-        q.set_item("rntuple", &p.rntuple)?;
-        q.set_item("field", &p.field)?;
-        q.set_item("column", p.column)?;
-        q.set_item("cluster", p.cluster)?;
-        q.set_item("page", p.page)?;
-        q.set_item("offset", p.offset)?;
-        q.set_item("check", p.check)?;
-        q.set_item("message", &p.message)?;
-        q.set_item("text", p.to_string())?;
+        let q = py_dict!(py, {
+            "file" => &p.file,
+            "rntuple" => &p.rntuple,
+            "field" => &p.field,
+            "column" => p.column,
+            "cluster" => p.cluster,
+            "page" => p.page,
+            "offset" => p.offset,
+            "check" => p.check,
+            "message" => &p.message,
+            "text" => p.to_string(),
+        });
         problems.push(q);
     }
     d.set_item("problems", problems)?;
@@ -195,23 +207,23 @@ fn merge<'py>(
         }
         Err(e) => return Err(to_py(e)),
     };
-    let d = PyDict::new(py);
-    d.set_item("name", &s.name)?;
-    d.set_item("inputs", s.inputs)?;
-    d.set_item("entries", s.entries)?;
-    d.set_item("clusters", s.clusters)?;
-    d.set_item("cluster_groups", s.cluster_groups)?;
-    d.set_item("compression", s.compression)?;
-    d.set_item("pages_copied", s.pages.copied)?;
-    d.set_item("pages_recompressed", s.pages.resealed)?;
-    d.set_item("pages_default", s.pages.zero)?;
-    d.set_item("pages_shared", s.pages.shared)?;
-    d.set_item("fields_added", &s.fields_added)?;
-    d.set_item("fields_dropped", &s.fields_dropped)?;
-    d.set_item("attribute_sets_dropped", &s.attribute_sets_dropped)?;
-    d.set_item("warnings", &s.warnings)?;
-    d.set_item("bytes", s.bytes)?;
-    Ok(d)
+    Ok(py_dict!(py, {
+        "name" => &s.name,
+        "inputs" => s.inputs,
+        "entries" => s.entries,
+        "clusters" => s.clusters,
+        "cluster_groups" => s.cluster_groups,
+        "compression" => s.compression,
+        "pages_copied" => s.pages.copied,
+        "pages_recompressed" => s.pages.resealed,
+        "pages_default" => s.pages.zero,
+        "pages_shared" => s.pages.shared,
+        "fields_added" => &s.fields_added,
+        "fields_dropped" => &s.fields_dropped,
+        "attribute_sets_dropped" => &s.attribute_sets_dropped,
+        "warnings" => &s.warnings,
+        "bytes" => s.bytes,
+    }))
 }
 
 /// `cli_main(argv) -> int | (name, args, usage)`: parses the `rntuple`

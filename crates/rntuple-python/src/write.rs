@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
 use pyo3::prelude::*;
@@ -23,7 +22,7 @@ use rntuple_container::write::WriterOptions;
 use rntuple_format::Error;
 
 use crate::errors::{new_err, to_py_write, Kind};
-use crate::writer_state::{Guarded, State};
+use crate::writer_state::{writer_pymethods, Guarded, State};
 
 /// A ROOT file being written.
 #[pyclass(module = "rntuple._lib", name = "FileWriter", frozen)]
@@ -137,46 +136,7 @@ impl PyRNTupleWriter {
     }
 }
 
-#[pymethods]
-impl PyRNTupleWriter {
-    #[getter]
-    fn name(&self) -> &str {
-        &self.inner.name
-    }
-
-    /// The Arrow schema of the batches: the declared fields and those added since.
-    #[getter]
-    fn schema(&self) -> PyResult<PySchema> {
-        self.inner.schema().map_err(to_py_write)
-    }
-
-    /// Adds top-level fields (`schema`, written as `overrides` say) and
-    /// projected fields ([(name, source, type or None)]): in the header before
-    /// the first entry, else in the footer's schema extension (late model
-    /// extension). A refused addition leaves the writer as it was; a failure
-    /// after the schema changed fails it.
-    #[pyo3(signature = (schema, overrides, projections = Vec::new()))]
-    fn add_fields(
-        &self,
-        py: Python<'_>,
-        schema: PySchema,
-        overrides: &Bound<'_, PyDict>,
-        projections: Vec<(String, String, Option<String>)>,
-    ) -> PyResult<()> {
-        let (added, overrides, projections) = add_fields_args(schema, overrides, projections)?;
-        let merged = self.with_open(py, |w| {
-            w.add_fields(&added, &overrides, &projections)?;
-            Ok(Arc::new(w.schema().clone()))
-        })?;
-        self.inner.set_schema(merged).map_err(to_py_write)
-    }
-
-    /// "open", "closed", "abandoned" or "failed".
-    #[getter]
-    fn state(&self) -> PyResult<&'static str> {
-        self.inner.state_name().map_err(to_py_write)
-    }
-
+writer_pymethods!(PyRNTupleWriter {
     /// Entries written so far (0 once closed).
     #[getter]
     fn num_entries(&self) -> PyResult<u64> {
@@ -232,7 +192,7 @@ impl PyRNTupleWriter {
     fn abandon(&self) -> PyResult<()> {
         self.inner.abandon().map_err(to_py_write)
     }
-}
+});
 
 /// ROOT's compression setting (`algorithm * 100 + level`) of `compression`:
 /// a setting (`505`), a name with an optional level (`"zstd"`, `"zstd:9"`,

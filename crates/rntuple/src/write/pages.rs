@@ -499,11 +499,7 @@ impl Columns {
         let mut values = std::mem::replace(&mut c.values, fresh);
         if !c.parked.is_empty() {
             // The parked elements first, then those in memory.
-            let mut whole = c.empty.clone();
-            whole.reserve(c.n_parked + values.len());
-            self.parking.unpark(&c.parked, &mut whole)?;
-            park::append(&mut whole, &values)?;
-            values = whole;
+            values = self.parking.unpark(&c.parked, &values)?;
             c.parked.clear();
             c.n_parked = 0;
         }

@@ -7,8 +7,8 @@
 //! writer keeps the same page boundaries, but holds at most
 //! `page_buffer_memory` bytes of page buffers in memory: when a buffer must
 //! grow beyond that, the largest buffers' elements are appended to a scratch
-//! file (raw, little-endian, a few KiB at a time) and their buffers start
-//! small again. Sealing a page reads its parked elements back in front of
+//! file (their bytes as they are in memory, written from the buffer
+//! itself) and their buffers start small again. Sealing a page reads its parked elements back in front of
 //! those still in memory. The pages, and so the file, are the same as if
 //! everything had stayed in memory; the cost is one write and one read of
 //! the parked elements through the page cache.
@@ -19,14 +19,11 @@
 
 use std::path::PathBuf;
 
+use rntuple_format::alloc;
 use rntuple_format::column::ColumnValues;
 use rntuple_format::{Error, Result};
 
 use super::super::scratch::Scratch;
-
-/// Elements moved or read at once: the transient buffer is at most this
-/// many elements of 12 bytes.
-const PIECE: usize = 8192;
 
 /// Parked elements of one page: where they are in the scratch file.
 #[derive(Debug, Clone, Copy)]
@@ -43,13 +40,14 @@ pub(crate) struct Parking {
     pub dir: Option<PathBuf>,
     /// Chunks written and not yet read back.
     live: usize,
-    buf: Vec<u8>,
     /// Elements written and read back, for tests and reports.
     pub parked_elements: u64,
 }
 
 impl Parking {
-    /// Appends the elements of `values` to the scratch file.
+    /// Appends the elements of `values` to the scratch file: their bytes as
+    /// they are in memory (the file is read back by this process only), no
+    /// copy; a switch column's indices, then its tags.
     pub fn park(&mut self, values: &ColumnValues) -> Result<Chunk> {
         let scratch = match &mut self.scratch {
             Some(s) => s,
@@ -59,111 +57,115 @@ impl Parking {
             ),
         };
         let at = scratch.len();
-        let n = values.len();
-        let mut start = 0;
-        while start < n {
-            let end = (start + PIECE).min(n);
-            self.buf.clear();
-            encode(values, start..end, &mut self.buf);
-            scratch.append(&self.buf).map_err(|e| Error::io("parking page buffer elements in the scratch file", e))?;
-            start = end;
+        for part in parts(values) {
+            scratch.append(part).map_err(|e| Error::io("parking page buffer elements in the scratch file", e))?;
         }
         self.live += 1;
-        self.parked_elements += n as u64;
-        Ok(Chunk { at, elements: n })
+        self.parked_elements += values.len() as u64;
+        Ok(Chunk { at, elements: values.len() })
     }
 
-    /// Appends the elements of `chunks` (parked from buffers like `into`) to
-    /// `into`, in order; the scratch file starts over when none is left.
-    pub fn unpark(&mut self, chunks: &[Chunk], into: &mut ColumnValues) -> Result<()> {
-        // Parked elements take their in-memory size (bools a byte).
-        let width = into.element_size() as u64;
-        for chunk in chunks {
-            let scratch =
-                self.scratch.as_ref().ok_or_else(|| Error::internal("parked page elements without a scratch file"))?;
-            let mut done = 0;
-            while done < chunk.elements {
-                let take = (chunk.elements - done).min(PIECE);
-                self.buf.resize(take * width as usize, 0);
-                scratch
-                    .read_at(chunk.at + done as u64 * width, &mut self.buf)
-                    .map_err(|e| Error::io("reading parked page buffer elements back from the scratch file", e))?;
-                decode(&self.buf, into);
-                done += take;
+    /// The elements of `chunks` (parked from buffers of `rest`'s column), in
+    /// order, then those of `rest`: one buffer, read straight from the
+    /// scratch file into its place. The scratch file starts over when no
+    /// parked element is left.
+    pub fn unpark(&mut self, chunks: &[Chunk], rest: &ColumnValues) -> Result<ColumnValues> {
+        use ColumnValues as V;
+        let parked: usize = chunks.iter().map(|c| c.elements).sum();
+        let total = parked + rest.len();
+        let what = || format!("a page of {total} elements read back from the scratch file");
+        let whole = match rest {
+            V::Bool(v) => {
+                // A bool's bytes are 0 or 1: read as bytes, then checked.
+                let mut bytes: Vec<u8> = alloc::try_zeroed(parked, what)?;
+                self.read(chunks, &mut bytes, [1, 0])?;
+                let mut out: Vec<bool> = alloc::try_with_capacity(total, what)?;
+                out.extend(bytes.iter().map(|&b| b != 0));
+                out.extend_from_slice(v);
+                V::Bool(out)
             }
-            self.live -= 1;
-        }
+            V::I8(v) => V::I8(self.gather(chunks, v, what)?),
+            V::U8(v) => V::U8(self.gather(chunks, v, what)?),
+            V::I16(v) => V::I16(self.gather(chunks, v, what)?),
+            V::U16(v) => V::U16(self.gather(chunks, v, what)?),
+            V::I32(v) => V::I32(self.gather(chunks, v, what)?),
+            V::U32(v) => V::U32(self.gather(chunks, v, what)?),
+            V::I64(v) => V::I64(self.gather(chunks, v, what)?),
+            V::U64(v) => V::U64(self.gather(chunks, v, what)?),
+            V::F32(v) => V::F32(self.gather(chunks, v, what)?),
+            V::F64(v) => V::F64(self.gather(chunks, v, what)?),
+            V::Index(v) => V::Index(self.gather(chunks, v, what)?),
+            V::Switch { index, tag } => {
+                let mut i: Vec<u64> = alloc::try_zeroed(total, what)?;
+                let mut t: Vec<u32> = alloc::try_zeroed(total, what)?;
+                self.read(chunks, bytemuck::cast_slice_mut(&mut i[..parked]), [8, 0])?;
+                self.read(chunks, bytemuck::cast_slice_mut(&mut t[..parked]), [4, 8])?;
+                i[parked..].copy_from_slice(index);
+                t[parked..].copy_from_slice(tag);
+                V::Switch { index: i, tag: t }
+            }
+        };
+        self.live -= chunks.len();
         if self.live == 0 {
             if let Some(s) = &mut self.scratch {
                 s.reset();
             }
         }
+        Ok(whole)
+    }
+
+    /// The parked elements of `chunks`, then `rest`, in one vector.
+    fn gather<T: bytemuck::Pod>(&self, chunks: &[Chunk], rest: &[T], what: impl Fn() -> String) -> Result<Vec<T>> {
+        let parked: usize = chunks.iter().map(|c| c.elements).sum();
+        let mut out: Vec<T> = alloc::try_zeroed(parked + rest.len(), what)?;
+        self.read(chunks, bytemuck::cast_slice_mut(&mut out[..parked]), [std::mem::size_of::<T>() as u64, 0])?;
+        out[parked..].copy_from_slice(rest);
+        Ok(out)
+    }
+
+    /// Reads one part of each chunk into `out`, one after the other: `[width,
+    /// skip]`: the part's bytes per element, and the bytes per element of
+    /// the parts before it in the chunk.
+    fn read(&self, chunks: &[Chunk], out: &mut [u8], [width, skip]: [u64; 2]) -> Result<()> {
+        let scratch =
+            self.scratch.as_ref().ok_or_else(|| Error::internal("parked page elements without a scratch file"))?;
+        let mut pos = 0;
+        for chunk in chunks {
+            let n = (chunk.elements as u64 * width) as usize;
+            scratch
+                .read_at(chunk.at + chunk.elements as u64 * skip, &mut out[pos..pos + n])
+                .map_err(|e| Error::io("reading parked page buffer elements back from the scratch file", e))?;
+            pos += n;
+        }
         Ok(())
     }
 }
 
-fn put<T: Copy, const N: usize>(v: &[T], out: &mut Vec<u8>, bytes: impl Fn(T) -> [u8; N]) {
-    let start = out.len();
-    out.resize(start + v.len() * N, 0);
-    for (dst, &x) in out[start..].chunks_exact_mut(N).zip(v) {
-        dst.copy_from_slice(&bytes(x));
-    }
-}
-
-fn take<T, const N: usize>(b: &[u8], v: &mut Vec<T>, from: impl Fn([u8; N]) -> T) {
-    v.extend(b.chunks_exact(N).map(|c| from(c.try_into().expect("chunks of N bytes"))));
-}
-
-/// Appends elements `r` of `values` to `out`, little-endian.
-fn encode(values: &ColumnValues, r: std::ops::Range<usize>, out: &mut Vec<u8>) {
+/// The bytes of `values` as they are in memory: one part, or a switch
+/// column's indices and tags.
+fn parts(values: &ColumnValues) -> Vec<&[u8]> {
+    use bytemuck::cast_slice as b;
     use ColumnValues as V;
     match values {
-        V::Bool(v) => out.extend(v[r].iter().map(|&b| b as u8)),
-        V::I8(v) => put(&v[r], out, i8::to_le_bytes),
-        V::U8(v) => out.extend_from_slice(&v[r]),
-        V::I16(v) => put(&v[r], out, i16::to_le_bytes),
-        V::U16(v) => put(&v[r], out, u16::to_le_bytes),
-        V::I32(v) => put(&v[r], out, i32::to_le_bytes),
-        V::U32(v) => put(&v[r], out, u32::to_le_bytes),
-        V::I64(v) => put(&v[r], out, i64::to_le_bytes),
-        V::U64(v) | V::Index(v) => put(&v[r], out, u64::to_le_bytes),
-        V::F32(v) => put(&v[r], out, f32::to_le_bytes),
-        V::F64(v) => put(&v[r], out, f64::to_le_bytes),
-        V::Switch { index, tag } => {
-            for (i, t) in index[r.clone()].iter().zip(&tag[r]) {
-                out.extend_from_slice(&i.to_le_bytes());
-                out.extend_from_slice(&t.to_le_bytes());
-            }
-        }
+        V::Bool(v) => vec![b(v)],
+        V::I8(v) => vec![b(v)],
+        V::U8(v) => vec![v],
+        V::I16(v) => vec![b(v)],
+        V::U16(v) => vec![b(v)],
+        V::I32(v) => vec![b(v)],
+        V::U32(v) => vec![b(v)],
+        V::I64(v) => vec![b(v)],
+        V::U64(v) | V::Index(v) => vec![b(v)],
+        V::F32(v) => vec![b(v)],
+        V::F64(v) => vec![b(v)],
+        V::Switch { index, tag } => vec![b(index), b(tag)],
     }
 }
 
-/// Appends the elements encoded in `b` to `into`.
-fn decode(b: &[u8], into: &mut ColumnValues) {
-    use ColumnValues as V;
-    match into {
-        V::Bool(v) => v.extend(b.iter().map(|&x| x != 0)),
-        V::I8(v) => take(b, v, i8::from_le_bytes),
-        V::U8(v) => v.extend_from_slice(b),
-        V::I16(v) => take(b, v, i16::from_le_bytes),
-        V::U16(v) => take(b, v, u16::from_le_bytes),
-        V::I32(v) => take(b, v, i32::from_le_bytes),
-        V::U32(v) => take(b, v, u32::from_le_bytes),
-        V::I64(v) => take(b, v, i64::from_le_bytes),
-        V::U64(v) | V::Index(v) => take(b, v, u64::from_le_bytes),
-        V::F32(v) => take(b, v, f32::from_le_bytes),
-        V::F64(v) => take(b, v, f64::from_le_bytes),
-        V::Switch { index, tag } => {
-            for c in b.chunks_exact(12) {
-                index.push(u64::from_le_bytes(c[..8].try_into().expect("8 bytes")));
-                tag.push(u32::from_le_bytes(c[8..].try_into().expect("4 bytes")));
-            }
-        }
-    }
-}
-
-/// Appends the elements of `from` to `into` (buffers of the same column).
-pub(crate) fn append(into: &mut ColumnValues, from: &ColumnValues) -> Result<()> {
+/// Appends the elements of `from` to `into` (buffers of the same column):
+/// what unparking must give, for the tests.
+#[cfg(test)]
+fn append(into: &mut ColumnValues, from: &ColumnValues) -> Result<()> {
     use ColumnValues as V;
     match (into, from) {
         (V::Bool(a), V::Bool(b)) => a.extend_from_slice(b),
@@ -211,7 +213,7 @@ mod tests {
         ];
         let mut p = Parking::default();
         for v in &kinds {
-            // Two chunks of the same page, with more than one piece each.
+            // Three chunks of the same page, then the elements still in memory.
             let mut big = v.clone();
             for _ in 0..12 {
                 let copy = big.clone();
@@ -219,34 +221,13 @@ mod tests {
             }
             let a = p.park(&big).unwrap();
             let b = p.park(v).unwrap();
-            let mut back = match v {
-                ColumnValues::Switch { .. } => ColumnValues::Switch { index: vec![], tag: vec![] },
-                _ => ColumnValues::for_column(column_type_of(v)).unwrap(),
-            };
-            p.unpark(&[a, b], &mut back).unwrap();
+            let c = p.park(v).unwrap();
+            let back = p.unpark(&[a, b, c], v).unwrap();
             let mut expected = big.clone();
             append(&mut expected, v).unwrap();
+            append(&mut expected, v).unwrap();
+            append(&mut expected, v).unwrap();
             assert_eq!(back, expected, "{}", v.kind());
-        }
-        assert!(append(&mut ColumnValues::U8(vec![]), &ColumnValues::F32(vec![1.0])).is_err());
-    }
-
-    fn column_type_of(v: &ColumnValues) -> rntuple_format::model::ColumnType {
-        use rntuple_format::model::ColumnType as T;
-        match v {
-            ColumnValues::Bool(_) => T::Bit,
-            ColumnValues::I8(_) => T::Int8,
-            ColumnValues::U8(_) => T::UInt8,
-            ColumnValues::I16(_) => T::Int16,
-            ColumnValues::U16(_) => T::UInt16,
-            ColumnValues::I32(_) => T::Int32,
-            ColumnValues::U32(_) => T::UInt32,
-            ColumnValues::I64(_) => T::Int64,
-            ColumnValues::U64(_) => T::UInt64,
-            ColumnValues::F32(_) => T::Real32,
-            ColumnValues::F64(_) => T::Real64,
-            ColumnValues::Index(_) => T::Index64,
-            ColumnValues::Switch { .. } => T::Switch,
         }
     }
 }
