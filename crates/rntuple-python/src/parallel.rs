@@ -22,8 +22,8 @@ use pyo3_arrow::{PyRecordBatch, PySchema};
 use rntuple::write::{FillContext, ParallelWriter};
 
 use crate::errors::to_py_write;
-use crate::write::{parse_options, parse_overrides, PyFileWriter};
-use crate::writer_state::{writer_pymethods, Guarded, State};
+use crate::write::{parse_options, parse_overrides, writer_pymethods, PyFileWriter};
+use crate::writer_state::{Guarded, State};
 use rntuple_format::Error;
 
 /// One RNTuple being written by several fill contexts.

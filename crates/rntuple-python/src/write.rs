@@ -22,7 +22,7 @@ use rntuple_container::write::WriterOptions;
 use rntuple_format::Error;
 
 use crate::errors::{new_err, to_py_write, Kind};
-use crate::writer_state::{writer_pymethods, Guarded, State};
+use crate::writer_state::{Guarded, State};
 
 /// A ROOT file being written.
 #[pyclass(module = "rntuple._lib", name = "FileWriter", frozen)]
@@ -135,6 +135,78 @@ impl PyRNTupleWriter {
         self.run(py, false, f)
     }
 }
+
+/// The newest Arrow schema of an open writer, after fields were added.
+pub(crate) trait NewestSchema {
+    fn newest_schema(&self) -> Result<arrow_schema::SchemaRef, rntuple_format::Error>;
+}
+
+impl NewestSchema for rntuple::write::RNTupleWriter<'static> {
+    fn newest_schema(&self) -> Result<arrow_schema::SchemaRef, rntuple_format::Error> {
+        Ok(std::sync::Arc::new(self.schema().clone()))
+    }
+}
+
+impl NewestSchema for rntuple::write::ParallelWriter {
+    fn newest_schema(&self) -> Result<arrow_schema::SchemaRef, rntuple_format::Error> {
+        self.schema().map(std::sync::Arc::new)
+    }
+}
+
+/// The `#[pymethods]` of a writer class (`RNTupleWriter`, `ParallelWriter`):
+/// the methods both have, written once, then `$rest`. The class has an
+/// `inner: Guarded<_>` and a `with_open(py, f)` that runs `f` on the open
+/// Rust writer.
+macro_rules! writer_pymethods {
+    ($class:ty { $($rest:tt)* }) => {
+        #[pyo3::pymethods]
+        impl $class {
+            /// The RNTuple's name (a path within the file).
+            #[getter]
+            fn name(&self) -> &str {
+                &self.inner.name
+            }
+
+            /// The Arrow schema of the batches: the declared fields and those added since.
+            #[getter]
+            fn schema(&self) -> pyo3::PyResult<pyo3_arrow::PySchema> {
+                self.inner.schema().map_err($crate::errors::to_py_write)
+            }
+
+            /// Adds top-level fields (`schema`, written as `overrides` say) and
+            /// projected fields ([(name, source, type or None)]): in the header
+            /// before the first entry, else in the footer's schema extension
+            /// (late model extension), while fill contexts of a parallel writer
+            /// may be filling. A refused addition leaves the writer as it was;
+            /// a failure after the schema changed fails it.
+            #[pyo3(signature = (schema, overrides, projections = Vec::new()))]
+            fn add_fields(
+                &self,
+                py: pyo3::Python<'_>,
+                schema: pyo3_arrow::PySchema,
+                overrides: &pyo3::Bound<'_, pyo3::types::PyDict>,
+                projections: Vec<(String, String, Option<String>)>,
+            ) -> pyo3::PyResult<()> {
+                use $crate::write::NewestSchema;
+                let (added, overrides, projections) = $crate::write::add_fields_args(schema, overrides, projections)?;
+                let merged = self.with_open(py, |w| {
+                    w.add_fields(&added, &overrides, &projections)?;
+                    w.newest_schema()
+                })?;
+                self.inner.set_schema(merged).map_err($crate::errors::to_py_write)
+            }
+
+            /// "open", "closed", "abandoned" or "failed".
+            #[getter]
+            fn state(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<&'static str> {
+                py.detach(|| self.inner.state_name()).map_err($crate::errors::to_py_write)
+            }
+
+            $($rest)*
+        }
+    };
+}
+pub(crate) use writer_pymethods;
 
 writer_pymethods!(PyRNTupleWriter {
     /// Entries written so far (0 once closed).
