@@ -181,6 +181,8 @@ def test_entries_without_the_rntuples_fields_are_refused(tmp_path):
     with rntuple.update(path) as f:
         with pytest.raises(rntuple.InvalidArgumentError, match="lack its field.*'v'"):
             f["Events"].extend({"id": np.arange(3, dtype=np.int64)})
+        with pytest.raises(rntuple.UnsupportedError, match=r"f\['Events'\]\.extend"):
+            f["Events"] = small_events(3)  # uproot writes a new object here, not an append
     with rntuple.open(path) as f:
         assert f["Events"].num_entries == 10
 

@@ -23,7 +23,7 @@ unreadable).
 What is not supported (refused with a clear error, nothing changed): a file
 that holds anything besides the one RNTuple updated (other RNTuples,
 histograms; the merged file would lose them), an RNTuple with attribute sets,
-remote URLs, and ``f[name] = data`` for a name the file does not have.
+remote URLs, and ``f[name] = data`` (in uproot a new object, not an append).
 """
 
 from __future__ import annotations
@@ -243,8 +243,12 @@ class UpdatableFile(Completed):
         return RNTupleUpdater(self, name, schema, types)
 
     def __setitem__(self, name: str, data: Any) -> None:
-        """``f[name] = data`` appends ``data`` to the RNTuple ``name`` (it must exist)."""
-        self[name].extend(data)
+        """Refused: in ``uproot.update`` this writes a new object (a new cycle) rather than
+        appending, which this file cannot do; ``f[name].extend(data)`` appends."""
+        raise UnsupportedError(
+            f"update appends to existing RNTuples: use f[{name!r}].extend(data); writing a new "
+            f"object into {self._path!r} is not supported"
+        )
 
     def close(self) -> None:
         """Writes the original entries and those appended over the original file (no-op when
