@@ -60,6 +60,8 @@ def test_readme_python_examples_run(tmp_path, monkeypatch):
     assert out["Events"].num_entries == 10
     muons = rntuple.open("muons.root")["Events"].arrays()
     assert muons.run.tolist() == [1, 1, 2] and muons.met.tolist() == [0.0, 0.0, 8.5]
+    grown = rntuple.open("grow.root")["Events"].arrays()  # rntuple.update's example
+    assert grown.x.tolist() == [0, 1, 2, 3, 4] and grown.y.tolist() == [0.0, 0.0, 0.0, 1.0, 1.0]
 
 
 def test_readme_install_extras_cover_the_examples():

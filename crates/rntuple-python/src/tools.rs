@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict};
 use rntuple_tools::cli::Dispatch;
 use rntuple_tools::merge::{MergeMode, MergeOptions};
 use rntuple_tools::term::{Bar, Finish, When};
@@ -37,35 +37,57 @@ macro_rules! py_dict {
 /// How often a running tool looks for a pending Python signal.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
-/// Forwards progress to a bar (when asked for, on a terminal) and turns a
-/// pending Python signal (Ctrl-C) into a cancellation, keeping the error to
-/// raise afterwards.
+/// Forwards progress to a bar (when asked for, on a terminal) or to a Python
+/// object (a notebook's bar: `start(what, total, unit)`, `update(n)`,
+/// `finish()`), and turns a pending Python signal (Ctrl-C) into a
+/// cancellation, keeping the error to raise afterwards.
 struct PyProgress {
     bar: Bar,
+    sink: Option<Py<PyAny>>,
     last_poll: Mutex<Instant>,
     raised: Mutex<Option<PyErr>>,
 }
 
 impl PyProgress {
-    fn new(show: bool) -> Self {
+    /// `progress`: `None`/`False` (no bar), `True` (the bar, on a terminal) or
+    /// an object that draws it.
+    fn new(progress: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let (show, sink) = match progress {
+            None => (false, None),
+            Some(p) if p.is_instance_of::<PyBool>() => (p.extract::<bool>()?, None),
+            Some(p) => (false, Some(p.clone().unbind())),
+        };
         let when = if show { When::Terminal } else { When::Never };
-        Self { bar: Bar::new(when, None), last_poll: Mutex::new(Instant::now()), raised: Mutex::new(None) }
+        Ok(Self { bar: Bar::new(when, None), sink, last_poll: Mutex::new(Instant::now()), raised: Mutex::new(None) })
     }
 
     fn take_error(&self) -> Option<PyErr> {
         self.raised.lock().ok().and_then(|mut e| e.take())
+    }
+
+    /// Calls the Python progress object (`f(py, object)`); an error there is
+    /// dropped (a bar that fails to draw must not fail the work).
+    fn notify(&self, f: impl FnOnce(Python<'_>, &Py<PyAny>) -> PyResult<Py<PyAny>>) {
+        if let Some(sink) = &self.sink {
+            Python::attach(|py| {
+                let _ = f(py, sink);
+            });
+        }
     }
 }
 
 impl Progress for PyProgress {
     fn start(&self, what: &str, total: u64, unit: &str) {
         self.bar.start(what, total, unit);
+        self.notify(|py, s| s.call_method1(py, "start", (what, total, unit)));
     }
     fn advance(&self, n: u64) {
         self.bar.advance(n);
+        self.notify(|py, s| s.call_method1(py, "update", (n,)));
     }
     fn finish(&self) {
         self.bar.finish();
+        self.notify(|py, s| s.call_method0(py, "finish"));
     }
     fn cancelled(&self) -> bool {
         if self.raised.lock().map(|e| e.is_some()).unwrap_or(false) {
@@ -151,16 +173,16 @@ fn report_dict<'py>(py: Python<'py>, r: &FileReport) -> PyResult<Bound<'py, PyDi
 /// `verify(paths, read_values=True, max_problems=1000, progress=False)`:
 /// one report dict per file (stops early on Ctrl-C, then raises).
 #[pyfunction]
-#[pyo3(signature = (paths, read_values = true, max_problems = 1000, progress = false))]
+#[pyo3(signature = (paths, read_values = true, max_problems = 1000, progress = None))]
 fn verify<'py>(
     py: Python<'py>,
     paths: Vec<PathBuf>,
     read_values: bool,
     max_problems: usize,
-    progress: bool,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let options = VerifyOptions { read_values, max_problems };
-    let observer = PyProgress::new(progress);
+    let observer = PyProgress::new(progress.as_ref())?;
     let reports = py.detach(|| {
         let refs: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
         rntuple_tools::verify_files(&refs, options, &observer)
@@ -173,11 +195,12 @@ fn verify<'py>(
 
 /// `merge(out, inputs, name=None, mode="strict", compression=None,
 /// overwrite=False, verify_checksums=True, threads=0, sync=False,
-/// progress=False) -> dict`: the summary of the merge.
+/// progress=None) -> dict`: the summary of the merge (`progress`: see
+/// `PyProgress::new`).
 #[pyfunction]
 #[pyo3(signature = (
     out, inputs, name = None, mode = "strict", compression = None, overwrite = false,
-    verify_checksums = true, threads = 0, sync = false, progress = false
+    verify_checksums = true, threads = 0, sync = false, progress = None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn merge<'py>(
@@ -191,11 +214,11 @@ fn merge<'py>(
     verify_checksums: bool,
     threads: usize,
     sync: bool,
-    progress: bool,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mode: MergeMode = mode.parse().map_err(to_py)?;
     let options = MergeOptions { name, mode, compression, verify_checksums, overwrite, sync, threads };
-    let observer = PyProgress::new(progress);
+    let observer = PyProgress::new(progress.as_ref())?;
     let result = py.detach(|| {
         let refs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
         rntuple_tools::merge(&out, &refs, &options, &observer)

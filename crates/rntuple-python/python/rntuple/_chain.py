@@ -33,6 +33,7 @@ from ._read_args import (
     takes_after,
 )
 from ._results import Report, apply_how, concatenate_results, to_library
+from ._term import Progress, wanted
 
 __all__ = ["Chain", "SchemaMismatchError", "chain", "concatenate", "iterate"]
 
@@ -327,10 +328,31 @@ def iterate(files: Any, args: DatasetIterateArgs) -> Iterator[Any]:
     one in each file. The other arguments are those of :meth:`Chain.iterate`: ``filter_name``,
     ``filter_typename``, ``filter_field``, ``entry_start``/``entry_stop`` (global entry
     numbers), ``step_size`` (entries or ``"100 MB"``), ``library``, ``how``, ``report``;
-    ``union`` and ``allow_missing`` as for :class:`Chain`.
+    ``union`` and ``allow_missing`` as for :class:`Chain`. ``progress``: a bar of the files
+    done over a dataset of several files (``None``: when the output is a terminal or a
+    notebook, see ``rntuple._term``).
     """
     members = Chain(files, union=args.union, allow_missing=args.allow_missing)
-    return members._iterate(args)
+    if len(members._specs) < 2 or wanted(args.progress) is False:
+        return members._iterate(args)
+    return _with_progress(members, args)
+
+
+def _with_progress(members: Chain, args: DatasetIterateArgs) -> Iterator[Any]:
+    """``members._iterate(args)`` with a bar that advances as each file is done."""
+    total = len(members._specs)
+    bar = Progress(total, "iterate", args.progress, "files")
+    current: tuple[str, str] | None = None
+    try:
+        for batch, report in members._iterate(dataclasses.replace(args, report=True)):
+            here = (report.file_path or "", report.object_path)
+            if current is not None and here != current:
+                bar.update(1)
+            current = here
+            yield (batch, report) if args.report else batch
+        bar.update(total - bar.done)
+    finally:
+        bar.close()
 
 
 @takes(ConcatenateArgs)

@@ -279,7 +279,7 @@ class Inspected:
     def pages(self, cluster: int | None = None) -> list[list[int]]: ...
 
 def verify(
-    paths: list[str], read_values: bool = True, max_problems: int = 1000, progress: bool = False
+    paths: list[str], read_values: bool = True, max_problems: int = 1000, progress: Any = None
 ) -> list[dict[str, Any]]: ...
 def recover(broken: str, out: str | None = None, overwrite: bool = False, sync: bool = False) -> dict[str, Any]: ...
 def merge(
@@ -292,5 +292,5 @@ def merge(
     verify_checksums: bool = True,
     threads: int = 0,
     sync: bool = False,
-    progress: bool = False,
+    progress: Any = None,
 ) -> dict[str, Any]: ...

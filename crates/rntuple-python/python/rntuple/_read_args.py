@@ -215,7 +215,10 @@ class ChainOptions(_DatasetArgs):
 
 @dataclass(frozen=True, kw_only=True)
 class DatasetIterateArgs(IterateArgs, _DatasetArgs):
-    """``rntuple.iterate(files, ...)``: those of ``iterate()`` with the chain's ``union`` and ``allow_missing``."""
+    """``rntuple.iterate(files, ...)``: those of ``iterate()`` with the chain's ``union`` and ``allow_missing``,
+    and ``progress`` (a bar of the files done, ``_term``)."""
+
+    progress: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import _lib
 from ._errors import InvalidArgumentError
+from ._term import for_rust
 from ._write_options import compression_setting
 
 __all__ = ["FileReport", "MergeSummary", "Problem", "VerifyReport", "inspect", "merge", "verify"]
@@ -117,7 +118,7 @@ def verify(
     files = [os.fspath(p) for p in paths]
     if max_problems < 1:
         raise InvalidArgumentError(f"max_problems must be at least 1, not {max_problems}")
-    reports = _lib.verify(files, read_values, max_problems, progress)
+    reports = _lib.verify(files, read_values, max_problems, for_rust(progress) if progress else False)
     return VerifyReport(
         [
             FileReport(
@@ -170,7 +171,7 @@ def merge(
     verify_checksums: bool = True,
     threads: int = 0,
     sync: bool = False,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> MergeSummary:
     """Concatenates the RNTuple ``name`` of ``inputs`` into the new file ``out``.
 
@@ -182,6 +183,8 @@ def merge(
     ``505`` or a name like ``"zstd"``), by default the first input's. The
     output appears only when complete (written to a temporary file, then
     renamed); an existing ``out`` is replaced only with ``overwrite=True``.
+    ``progress``: a bar on a terminal or in a notebook (``None``: when the output is one,
+    unless ``RNTUPLE_PROGRESS=0``; see ``rntuple._term``).
     """
     if isinstance(inputs, str | os.PathLike):
         inputs = [inputs]
@@ -189,7 +192,8 @@ def merge(
     setting = None if compression is None else compression_setting(compression)
     if threads < 0:
         raise InvalidArgumentError(f"threads must not be negative, not {threads}")
-    s = _lib.merge(os.fspath(out), files, name, mode, setting, overwrite, verify_checksums, threads, sync, progress)
+    show = for_rust(progress)
+    s = _lib.merge(os.fspath(out), files, name, mode, setting, overwrite, verify_checksums, threads, sync, show)
     for w in s["warnings"]:
         warnings.warn(w, stacklevel=2)
     return MergeSummary(**s)

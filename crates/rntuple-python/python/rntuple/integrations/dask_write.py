@@ -272,6 +272,7 @@ def dask_write(
     merge: str | os.PathLike[str] | None = None,
     keep_parts: bool = True,
     storage_options: Mapping[str, Any] | None = None,
+    progress: bool | None = None,
     **writer_options: Any,
 ) -> Any:
     """Writes a dask-awkward array of records as RNTuples, one file per partition, from the
@@ -298,6 +299,10 @@ def dask_write(
             ``BEARER_TOKEN``, ... docs/remote.md): set on the worker while it writes its part
             (and merges), for workers that do not share the client's environment (URL
             destinations only).
+        progress: with ``compute=True``, a bar of the tasks done (``rntuple._term``: ``None``
+            shows it when the output is a terminal or a notebook). It follows dask's local
+            schedulers (threads, processes, synchronous); a ``distributed`` cluster shows its
+            progress on its dashboard instead.
         writer_options: ``rntuple.recreate``'s ``compression``, ``compression_level`` and
             ``max_key_size``, and ``mkrntuple``'s options (``types``, ``representations``,
             ``projections``, page and cluster sizes, ``memory_budget``, ...).
@@ -397,5 +402,47 @@ def dask_write(
     )
     out = new_scalar_object(graph, final_name, dtype="f8")
     if compute:
-        return out.compute()
+        with _progress_of_tasks(progress, "dask_write"):
+            return out.compute()
     return out
+
+
+class _progress_of_tasks:
+    """A progress bar (``rntuple._term``) of the tasks a local dask scheduler runs, through dask's
+    scheduler callbacks."""
+
+    def __init__(self, progress: bool | None, label: str) -> None:
+        from .._term import wanted
+
+        self._label = label
+        self._on = wanted(progress)
+        self._callback: Any = None
+        self._bar: Any = None
+
+    def __enter__(self) -> _progress_of_tasks:
+        if self._on is False:
+            return self
+        from dask.callbacks import Callback
+
+        from .._term import Progress
+
+        outer = self
+
+        class _Tasks(Callback):
+            def _start_state(self, dsk: Any, state: Any) -> None:
+                total = sum(len(state[k]) for k in ("ready", "waiting", "running", "finished"))
+                outer._bar = Progress(total, outer._label, outer._on, "tasks")
+
+            def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
+                if outer._bar is not None:
+                    outer._bar.update(1)
+
+        self._callback = _Tasks()
+        self._callback.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._callback is not None:
+            self._callback.__exit__(*exc)
+        if self._bar is not None:
+            self._bar.close()

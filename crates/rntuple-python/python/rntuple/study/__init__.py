@@ -48,7 +48,7 @@ def layout(
     runs: int | None = None,
     seed: int = 1,
     quick: bool = False,
-    progress: bool | None = False,
+    progress: bool | None = None,
     keep_files: bool = False,
     axes: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
@@ -80,7 +80,7 @@ def knobs(
     runs: int | None = None,
     seed: int = 1,
     quick: bool = False,
-    progress: bool | None = False,
+    progress: bool | None = None,
     keep_files: bool = False,
     sweep: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:

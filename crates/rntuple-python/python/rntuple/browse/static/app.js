@@ -98,10 +98,14 @@
       return dir * ((x ?? -1) - (y ?? -1));
     });
     for (const f of rows) {
-      const name = f.name + (f.projections.length ? `  (${f.projections.map((p) => p.name).join(", ")})` : "");
+      // A collection's projections and member types can run to hundreds of characters (an
+      // imported NanoAOD's _collectionN): the cell says how many, the tooltip lists them.
+      const projected = f.projections.map((p) => p.name);
+      const nameTitle = projected.length ? `${f.name}\nprojected as: ${projected.join(", ")}` : f.name;
       const tr = el("tr", { "data-field": f.name, "data-compressed": f.compressed, "data-uncompressed": f.uncompressed },
-        el("td", {}, el("span", { class: "swatch", style: `background:${colorOf(f.name)}` }), name),
-        el("td", { text: f.type }), el("td", { class: "num", text: fmtInt(f.num_columns) }),
+        el("td", { class: "name", title: nameTitle }, el("span", { class: "swatch", style: `background:${colorOf(f.name)}` }), f.name,
+          projected.length ? el("small", { class: "projections", text: ` +${projected.length} projected` }) : ""),
+        el("td", { class: "type", text: shortType(f.type), title: f.type }), el("td", { class: "num", text: fmtInt(f.num_columns) }),
         el("td", { class: "num", text: fmtInt(f.num_pages) }),
         el("td", { class: "num", text: fmtBytes(f.compressed), title: fmtInt(f.compressed) + " B" }),
         el("td", { class: "num", text: fmtBytes(f.uncompressed), title: fmtInt(f.uncompressed) + " B" }),
@@ -114,6 +118,18 @@
       th.classList.toggle("sorted-asc", th.dataset.sort === key && dir > 0);
       th.classList.toggle("sorted-desc", th.dataset.sort === key && dir < 0);
     }
+  }
+  // A type name cut to its outer shape when long: "std::vector<Rec{a, b, ... 15 more}>".
+  const TYPE_CHARS = 48;
+  function shortType(t) {
+    if (!t || t.length <= TYPE_CHARS) return t;
+    const open = t.indexOf("<"), brace = t.indexOf("{");
+    const cut = [open, brace].filter((i) => i > 0).sort((a, b) => a - b)[0];
+    if (cut !== undefined && cut < TYPE_CHARS - 8) {
+      const members = t.slice(cut + 1).split(/,\s*/).length;
+      return `${t.slice(0, cut + 1)}… ${members} members${t[cut] === "<" ? ">" : "}"}`;
+    }
+    return t.slice(0, TYPE_CHARS - 1) + "…";
   }
   for (const th of document.querySelectorAll("#fields-table th[data-sort]")) {
     th.onclick = () => {
@@ -474,12 +490,17 @@
     state.view = [0, summary.file_size || 1];
     drawByteMap();
     loadPagesInView();
-    if (summary.rntuples.length) select(summary.rntuples[0].name);
+    // Open on the largest RNTuple (PHYSLITE's EventData, not its small DataHeader).
+    const bytes = (r) => (r.report && r.report.sizes ? r.report.sizes.pages.compressed : -1);
+    const largest = summary.rntuples.reduce((best, r) => (best === null || bytes(r) > bytes(best) ? r : best), null);
+    if (largest) select(largest.name);
     else $("#facts").append(el("dd", { text: "no RNTuple could be read" }));
     $("#status").textContent = STATIC ? "static page (values: first entries only; no histograms)" : "ready";
     document.body.dataset.ready = "1";
   }
   if (STATIC) {
+    // The static page has no server to histogram with: no button that cannot work.
+    for (const id of ["histogram-button", "histogram-bins"]) { const b = $("#" + id); (b.closest("label") || b).remove(); }
     const data = JSON.parse(embedded.textContent);
     state.staticValues = data.values;
     start(data.summary);
