@@ -310,10 +310,15 @@ impl Decoder<'_, '_> {
 
     /// A map as ROOT 6.40 streams it inside a class (after its byte count
     /// and version, which carries the member-wise bit): the version (and
-    /// checksum) of its `pair<K,V>`, the size, then — when key and value
-    /// are both fundamental — key and value item by item; otherwise all
-    /// keys, then all values, each as a member of a member-wise vector
-    /// (strings and containers under one byte count, classes one by one).
+    /// checksum) of its `pair<K,V>`, the size, then all keys, then all
+    /// values, each as a member of a member-wise vector (fundamentals as
+    /// plain arrays, strings and containers under one byte count, classes
+    /// one by one) — what `RStreamerField` wrote in
+    /// `tests/data/streamer_gaps_root640.root`. (`TClass::Streamer` of the
+    /// same object, with a dictionary of the map class itself, wrote a
+    /// `std::map<int,float>` key and value item by item under the same
+    /// version: such bytes would decode as wrong numbers of the right
+    /// size; see docs/format-notes.md.)
     /// Returned as the split field reads: a list of records `{_0, _1}`.
     fn map(&mut self, what: &str, version: u16, k: &str, v: &str, depth: usize) -> Result<Value, Fail> {
         Self::depth(depth, what)?;
@@ -329,16 +334,7 @@ impl Decoder<'_, '_> {
             // Nothing follows, not even the members' headers.
             return Ok(List(Vec::new()));
         }
-        let (kc, vc) = (basic_code(k), basic_code(v));
         let pair = |k: Value, v: Value| Value::Record(vec![("_0".into(), k), ("_1".into(), v)]);
-        if let (Some(kc), Some(vc)) = (kc, vc) {
-            let mut out = Vec::new();
-            for _ in 0..n {
-                let key = self.basic(kc, what)?;
-                out.push(pair(key, self.basic(vc, what)?));
-            }
-            return Ok(List(out));
-        }
         let keys = self.column(what, k, n, depth)?;
         let values = self.column(what, v, n, depth)?;
         Ok(List(keys.into_iter().zip(values).map(|(k, v)| pair(k, v)).collect()))
