@@ -112,7 +112,11 @@ impl Encoder {
             (Ty::Class(c), DataType::Struct(fields)) => match self.classes.by_name.get(c) {
                 Some(class) => {
                     class.members.len() == fields.len()
-                        && class.members.iter().zip(fields.iter()).all(|(m, f)| self.fits(&m.ty, f.data_type(), depth + 1))
+                        && class
+                            .members
+                            .iter()
+                            .zip(fields.iter())
+                            .all(|(m, f)| self.fits(&m.ty, f.data_type(), depth + 1))
                 }
                 None => false,
             },
