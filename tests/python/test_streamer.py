@@ -54,6 +54,22 @@ def test_forms_and_values_are_those_of_split_fields():
     assert streamed_pa.to_pylist() == split_pa.to_pylist()
 
 
+def test_maps_sets_and_tstrings_equal_roots_reader():
+    # Gap26: map<int,float>, set<int>, map<string,Hit>, set<string>, TString, vector<string>
+    # (tests/reference/streamer_root.py); maps read as lists of {_0, _1}, as split maps do.
+    path = os.path.join(DATA, "streamer_gaps_root640.root")
+    with open(os.path.join(DATA, "streamer_gaps_root640.json"), encoding="utf-8") as fh:
+        want = json.load(fh)["Events"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nt = rntuple.open(path)["Events"]
+        assert nt.arrays(library="pa").to_pylist() == want
+        got = nt.arrays()
+    m, mh = "m: var * {_0: int32, _1: float32}", "mh: var * {_0: string"
+    assert str(got.type).startswith(f"4 * {{gap: {{{m}, s: var * int32, {mh}")
+    assert got.gap.t.tolist() == ["t0", "t1", "t2", "T" * 300]
+
+
 def test_undecodable_fields_stay_bytes_with_a_warning():
     nt = rntuple.open(FILE)["Events"]
     batch = pa.record_batch(nt._inner.read(["hit"], 0, 4, None, True))
@@ -75,3 +91,6 @@ def test_values_equal_roots_reader_fresh(tmp_path):
     subprocess.run([root_python, script, str(tmp_path)], check=True, capture_output=True)
     ours = rntuple.open(str(tmp_path / "streamer_root640.root"))["Events"].arrays(library="pa").to_pylist()
     assert ours == expected(str(tmp_path))
+    gaps = rntuple.open(str(tmp_path / "streamer_gaps_root640.root"))["Events"].arrays(library="pa").to_pylist()
+    with open(tmp_path / "streamer_gaps_root640.json", encoding="utf-8") as fh:
+        assert gaps == json.load(fh)["Events"]

@@ -289,7 +289,8 @@ def test_cli_knobs_end_to_end(source, tmp_path):
     with open(out / "results.json") as fh:
         saved = json.load(fh)
     assert saved["settings"]["entries"] == 30 and {c["entries"] for c in saved["cells"]} == {30}
-    assert len(saved["cells"]) == 4 and saved["recommendation"] == saved["recommendations"]["size"]
+    assert len(saved["cells"]) == 6 and saved["recommendation"] == saved["recommendations"]["size"]
+    assert {c["label"] for c in saved["cells"]} >= {"streamer fields", "streamer fields cluster 1 MiB (ATLAS no-split)"}
     assert (out / "report.html").exists() and (out / "size_vs_sparse.png").exists()
     assert not (out / "files").exists()  # rewritten files are removed once measured
 
@@ -332,3 +333,24 @@ def test_api_errors(tmp_path, source):
         study.knobs(str(tmp_path / "missing.root"), str(tmp_path))
     with pytest.raises(KeyError, match="has no RNTuple 'Nope'; it has: Events"):
         study.knobs(source + ":Nope", str(tmp_path))
+
+
+def test_streamer_setting_writes_streamer_fields_with_the_same_values(source, tmp_path):
+    # The knobs sweep's streamer cells: hits and wires (vectors of records) become streamer fields
+    # of generated classes, the header stays split; reading back gives the split file's values.
+    from rntuple.study._child import streamer_types, write_knobs
+
+    out = str(tmp_path / "streamer.root")
+    write_knobs({"source": source, "name": "Events", "entries": None, "path": out, "options": {"compression": 505},
+                 "streamer": True})  # fmt: skip
+    with rntuple.open(source) as f:
+        split = f["Events"].arrays(library="pa")
+    types, fields = streamer_types(split.schema)
+    assert fields == ["hits", "wires"]
+    assert types["wires"] == "std::vector<Study_wires__0>"
+    assert types["wires._0.rois"] == "std::vector<Study_wires__0_rois__0>"
+    with rntuple.open(out) as f:
+        nt = f["Events"]
+        kinds = {fd.name: fd.kind for fd in nt.fields}
+        assert kinds["hits"] == kinds["wires"] == "streamer" and kinds["run"] != "streamer"
+        assert nt.arrays(library="pa").to_pylist() == split.to_pylist()

@@ -16,6 +16,11 @@ a ``long long``) in the RNTuple ``Events``, and the same values as split
 fields in the RNTuple ``Split`` (the shapes streamer fields must read as).
 The JSON holds, per entry, the members ROOT's reader gives back (base
 ``Base26`` under ``:_0``, as ROOT names base subfields).
+
+It also writes ``streamer_gaps_root640.root`` (and ``.json``): a streamer field
+``gap`` of class ``Gap26`` (``std::map<int,float>``, ``std::set<int>``,
+``std::map<std::string,Hit>``, ``std::set<std::string>``, ``TString`` — one of 300
+bytes, the long form —, ``std::vector<std::string>``).
 """
 
 from __future__ import annotations
@@ -115,7 +120,47 @@ void rntuple_split_write(const char *path) {
       writer->Fill();
    }
 }
+void rntuple_gaps_write(const char *path) {
+   auto model = ROOT::RNTupleModel::Create();
+   model->AddField(std::make_unique<ROOT::RStreamerField>("gap", "Gap26"));
+   auto writer = ROOT::RNTupleWriter::Recreate(std::move(model), "Events", path);
+   auto entry = writer->GetModel().CreateBareEntry();
+   Gap26 g;
+   entry->BindRawPtr("gap", &g);
+   for (int e = 0; e < 4; ++e) {
+      g.m.clear();
+      g.s.clear();
+      g.mh.clear();
+      g.ss.clear();
+      g.vs.clear();
+      for (int k = 0; k < e; ++k) {
+         g.m[k * 2] = 0.5f * k;
+         g.s.insert(7 - k);
+         Hit h;
+         h.x = 1.5f * k;
+         h.y = -k;
+         h.id = k;
+         h.samples.assign(k, 0.75f);
+         h.label = "h";
+         g.mh[std::string(k + 1, 'k')] = h;
+         g.ss.insert(std::string(k + 1, 's'));
+         g.vs.push_back(std::string(k, 'v'));
+      }
+      g.t = TString::Format("t%d", e);
+      if (e == 3)
+         g.t = TString(std::string(300, 'T'));
+      writer->Fill(*entry);
+   }
+}
 #include <ROOT/RNTupleReader.hxx>
+void rntuple_gaps_read(const char *path, std::vector<Gap26> &gap) {
+   auto reader = ROOT::RNTupleReader::Open("Events", path);
+   auto entry = reader->CreateEntry();
+   for (ROOT::NTupleSize_t i = 0; i < reader->GetNEntries(); ++i) {
+      reader->LoadEntry(i, *entry);
+      gap.push_back(*entry->GetPtr<Gap26>("gap"));
+   }
+}
 void rntuple_streamer_read(const char *path, std::vector<Hit> &hit, std::vector<std::vector<Hit>> &hits,
                            std::vector<Derived26> &der, std::vector<Tagged26> &tob) {
    auto reader = ROOT::RNTupleReader::Open("Events", path);
@@ -171,6 +216,28 @@ def read_back(ROOT, path: str) -> list[dict]:  # noqa: N803
     return out
 
 
+def read_gaps(ROOT, path: str) -> list[dict]:  # noqa: N803
+    """ROOT's reading of ``streamer_gaps_root640.root``: maps as lists of ``{_0, _1}`` (key, value)
+    records in the container's order, as the split field of a map reads."""
+    gaps = ROOT.std.vector["Gap26"]()
+    ROOT.rntuple_gaps_read(path, gaps)
+    out = []
+    for g in gaps:
+        out.append(
+            {
+                "gap": {
+                    "m": [{"_0": int(kv.first), "_1": float(kv.second)} for kv in g.m],
+                    "s": [int(x) for x in g.s],
+                    "mh": [{"_0": str(kv.first), "_1": hit(kv.second)} for kv in g.mh],
+                    "ss": [str(x) for x in g.ss],
+                    "t": str(g.t.Data()),
+                    "vs": [str(x) for x in g.vs],
+                }
+            }
+        )
+    return out
+
+
 def main() -> int:
     out_dir = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "tests", "data"))
     path = os.path.join(out_dir, "streamer_root640.root")
@@ -187,8 +254,14 @@ def main() -> int:
         ROOT.rntuple_streamer_write(path)
         ROOT.rntuple_split_write(path)
         values = read_back(ROOT, path)
+        gaps_path = os.path.join(out_dir, "streamer_gaps_root640.root")
+        ROOT.rntuple_gaps_write(gaps_path)
+        gaps = read_gaps(ROOT, gaps_path)
     with open(os.path.join(out_dir, "streamer_root640.json"), "w", encoding="utf-8") as fh:
         json.dump({"Events": values}, fh, indent=1)
+        fh.write("\n")
+    with open(os.path.join(out_dir, "streamer_gaps_root640.json"), "w", encoding="utf-8") as fh:
+        json.dump({"Events": gaps}, fh, indent=1)
         fh.write("\n")
     print(path)
     return 0

@@ -366,6 +366,7 @@ pub(crate) fn parse_overrides(d: &Bound<'_, PyDict>) -> PyResult<HashMap<String,
                 "type_version" => o.type_version = sv.extract()?,
                 "type_checksum" => o.type_checksum = sv.extract()?,
                 "description" => o.description = sv.extract()?,
+                "streamer" => o.streamer = sv.extract()?,
                 "real" => {
                     let (kind, bits, min, max): (String, u16, f64, f64) = sv.extract()?;
                     o.real = Some(match kind.as_str() {

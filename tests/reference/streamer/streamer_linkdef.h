@@ -4,4 +4,5 @@
 #pragma link C++ class Base26+;
 #pragma link C++ class Derived26+;
 #pragma link C++ class Tagged26+;
+#pragma link C++ class Gap26+;
 #endif

@@ -24,7 +24,7 @@ import atexit
 import os
 import warnings
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -126,6 +126,7 @@ class WritableFile(Completed):
         types: Mapping[str, TypeSpec] | None = None,
         representations: Mapping[str, Any] | None = None,
         projections: Mapping[str, Any] | None = None,
+        streamer: Iterable[str] | None = None,
         **options: Any,
     ) -> RNTupleWriter:
         """Starts the RNTuple ``name`` (``"dir/name"``: in subdirectory ``dir``).
@@ -155,6 +156,14 @@ class WritableFile(Completed):
         ``"Real16"``, ``"Real32"``, ``("Real32Trunc", bits)``, ``("Real32Quant",
         bits, min, max)``, ``"Double32_t"``, ``"Index32"``/``"Index64"``,
         ``"split"``/``"unsplit"`` (several in a list).
+
+        ``streamer`` lists top-level fields written as streamer fields (ROOT's
+        ``RStreamerField``): a struct field with a class name in ``types``
+        (``types={"hit": "Hit"}, streamer=["hit"]``), or a list of such structs
+        typed ``std::vector<Hit>``, stored whole per entry as ROOT's
+        ``TBufferFile`` streams the class, with its streamer info in the footer;
+        ROOT reads them through the class's dictionary (``docs/writing.md``,
+        "Streamer fields").
 
         ``projections`` adds projected fields (ROOT's ``AddProjectedField``):
         ``{new_name: source_path}`` or ``{new_name: (cpp_type, source_path)}``,
@@ -186,7 +195,7 @@ class WritableFile(Completed):
             inner = file.rntuple(path, schema, overrides, opts, _projections(projections))
             return RNTupleWriter(inner, self._path)
 
-        return self._start(name, data_or_schema, types, representations, options, make, RNTupleWriter.extend)
+        return self._start(name, data_or_schema, types, representations, options, make, RNTupleWriter.extend, streamer)
 
     def mkrntuple_parallel(
         self,
@@ -214,6 +223,7 @@ class WritableFile(Completed):
         options: dict[str, Any],
         make: Callable[[_lib.FileWriter, str, pa.Schema, dict[str, Any], dict[str, Any]], W],
         first: Callable[[W, Any], None],
+        streamer: Iterable[str] | None = None,
     ) -> W:
         """Starts a writer of the RNTuple ``name``: ``make(file, path, schema, overrides, options)``
         creates it, ``first(writer, data)`` writes the entries of ``data_or_schema`` unless it
@@ -226,6 +236,10 @@ class WritableFile(Completed):
         overrides = _overrides(types, representations)
         for path, spec in special.items():
             overrides[path] = {**spec, **overrides.get(path, {})}
+        if isinstance(streamer, str) or not all(isinstance(p, str) for p in streamer or ()):
+            raise WrongTypeError(f"streamer is a list of field names, not {streamer!r}")
+        for path in streamer or ():
+            overrides.setdefault(path, {})["streamer"] = True
         writer = make(file, name.strip("/"), schema, overrides, opts)
         self._writers.append(writer)
         self._named[name.strip("/")] = writer

@@ -17,7 +17,7 @@ use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, Fields};
 
 use super::buffer::Fail;
-use super::decode::{basic_code, decode, is_string, vector_item, Value, MAX_DEPTH};
+use super::decode::{basic_code, decode, is_string, map_items, vector_item, Value, MAX_DEPTH};
 use super::info::{ElementKind, StreamerInfos};
 
 fn basic_type(code: i32) -> Option<DataType> {
@@ -53,6 +53,16 @@ fn type_of(infos: &StreamerInfos, type_name: &str, depth: usize) -> Result<DataT
     if let Some(it) = vector_item(type_name) {
         return Ok(DataType::LargeList(item(type_of(infos, it, depth + 1)?)));
     }
+    if let Some((k, v)) = map_items(type_name) {
+        let pair = DataType::Struct(Fields::from(vec![
+            Field::new("_0", type_of(infos, k, depth + 1)?, false),
+            Field::new("_1", type_of(infos, v, depth + 1)?, false),
+        ]));
+        return Ok(DataType::LargeList(item(pair)));
+    }
+    if type_name.trim() == "TString" {
+        return Ok(DataType::LargeUtf8);
+    }
     if is_string(type_name) {
         return Ok(DataType::LargeUtf8);
     }
@@ -87,7 +97,10 @@ fn type_of(infos: &StreamerInfos, type_name: &str, depth: usize) -> Result<DataT
             }
             ElementKind::String => (e.name.clone(), DataType::LargeUtf8),
             ElementKind::Object => (e.name.clone(), type_of(infos, &e.type_name, depth + 1)?),
-            ElementKind::Stl { stl_type: 1, .. } => (e.name.clone(), type_of(infos, &e.type_name, depth + 1)?),
+            ElementKind::Other(c) if c == "TStreamerString" || e.type_code == 65 => {
+                (e.name.clone(), DataType::LargeUtf8)
+            }
+            ElementKind::Stl { .. } => (e.name.clone(), type_of(infos, &e.type_name, depth + 1)?),
             _ => return Err(format!("{} is not decoded", what())),
         };
         fields.push(Field::new(name, dt, false));

@@ -71,11 +71,45 @@ pub fn decode(infos: &StreamerInfos, type_name: &str, bytes: &[u8]) -> Result<Va
     Ok(v)
 }
 
-/// `T` of `std::vector<T>` / `vector<T>`.
-pub(crate) fn vector_item(type_name: &str) -> Option<&str> {
+/// The template name (without `std::`) and arguments of `type_name`, split
+/// at the top-level commas.
+fn template_args(type_name: &str) -> Option<(&str, Vec<&str>)> {
     let t = type_name.trim();
-    let inner = t.strip_prefix("std::vector<").or_else(|| t.strip_prefix("vector<"))?;
-    Some(inner.strip_suffix('>')?.trim())
+    let open = t.find('<')?;
+    let inner = t.strip_suffix('>')?.get(open + 1..)?;
+    let head = t[..open].trim();
+    let head = head.strip_prefix("std::").unwrap_or(head);
+    let mut args = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(inner[start..].trim());
+    Some((head, args))
+}
+
+/// `T` of the sequence containers ROOT streams as a size and the items:
+/// `std::vector<T>`, `std::list`, `std::deque`, the (unordered, multi)
+/// sets.
+pub(crate) fn vector_item(type_name: &str) -> Option<&str> {
+    let (head, args) = template_args(type_name)?;
+    let seq = matches!(head, "vector" | "list" | "deque" | "set" | "multiset" | "unordered_set" | "unordered_multiset");
+    (seq && args.len() == 1).then(|| args[0])
+}
+
+/// `(K, V)` of the (unordered, multi) maps.
+pub(crate) fn map_items(type_name: &str) -> Option<(&str, &str)> {
+    let (head, args) = template_args(type_name)?;
+    let map = matches!(head, "map" | "multimap" | "unordered_map" | "unordered_multimap");
+    (map && args.len() == 2).then(|| (args[0], args[1]))
 }
 
 /// Size in bytes and reader of a fundamental type code (`EReadWrite`).
@@ -210,7 +244,19 @@ impl Decoder<'_, '_> {
                     s
                 }
                 ElementKind::Object => self.class(&e.type_name, depth + 1)?,
-                ElementKind::Stl { stl_type: 1, .. } => {
+                // `TStreamerString` (kTString): the length and the bytes.
+                ElementKind::Other(c) if c == "TStreamerString" || e.type_code == 65 => {
+                    Value::Str(self.b.tstring(&what)?)
+                }
+                ElementKind::Stl { .. } if map_items(&e.type_name).is_some() => {
+                    let (k, v) = map_items(&e.type_name).unwrap_or_default();
+                    let (k, v) = (k.to_string(), v.to_string());
+                    let (end, version, _) = self.b.counted_version(&what)?;
+                    let m = self.map(&what, version, &k, &v, depth + 1)?;
+                    self.at_end(end, &what)?;
+                    m
+                }
+                ElementKind::Stl { .. } => {
                     let item = vector_item(&e.type_name)
                         .ok_or_else(|| format!("{what}: container type '{}' is not decoded", e.type_name))?
                         .to_string();
@@ -262,6 +308,65 @@ impl Decoder<'_, '_> {
         }
     }
 
+    /// A map as ROOT 6.40 streams it inside a class (after its byte count
+    /// and version, which carries the member-wise bit): the version (and
+    /// checksum) of its `pair<K,V>`, the size, then all keys, then all
+    /// values, each as a member of a member-wise vector (fundamentals as
+    /// plain arrays, strings and containers under one byte count, classes
+    /// one by one) — what `RStreamerField` wrote in
+    /// `tests/data/streamer_gaps_root640.root`. (`TClass::Streamer` of the
+    /// same object, with a dictionary of the map class itself, wrote a
+    /// `std::map<int,float>` key and value item by item under the same
+    /// version: such bytes would decode as wrong numbers of the right
+    /// size; see docs/format-notes.md.)
+    /// Returned as the split field reads: a list of records `{_0, _1}`.
+    fn map(&mut self, what: &str, version: u16, k: &str, v: &str, depth: usize) -> Result<Value, Fail> {
+        Self::depth(depth, what)?;
+        if version & MEMBER_WISE == 0 {
+            return Err(format!("{what}: a map streamed object-wise is not decoded"));
+        }
+        let pv = self.b.u16(what)?;
+        if pv == 0 {
+            self.b.u32(what)?;
+        }
+        let n = self.count(what, 1)?;
+        if n == 0 {
+            // Nothing follows, not even the members' headers.
+            return Ok(List(Vec::new()));
+        }
+        let pair = |k: Value, v: Value| Value::Record(vec![("_0".into(), k), ("_1".into(), v)]);
+        let keys = self.column(what, k, n, depth)?;
+        let values = self.column(what, v, n, depth)?;
+        Ok(List(keys.into_iter().zip(values).map(|(k, v)| pair(k, v)).collect()))
+    }
+
+    /// `n` values of type `t` written member-wise (see [`Self::map`]).
+    fn column(&mut self, what: &str, t: &str, n: usize, depth: usize) -> Result<Vec<Value>, Fail> {
+        if let Some(code) = basic_code(t) {
+            if n.saturating_mul(basic_size(code).unwrap_or(1)) > self.b.remaining() {
+                return Err(format!("{what}: {n} values cannot fit in the bytes left"));
+            }
+            return (0..n).map(|_| self.basic(code, what)).collect();
+        }
+        if is_string(t) {
+            let (end, _, _) = self.b.counted_version(what)?;
+            let v = (0..n).map(|_| self.b.tstring(what).map(Value::Str)).collect::<Result<_, _>>()?;
+            self.at_end(end, what)?;
+            return Ok(v);
+        }
+        if let Some(item) = vector_item(t) {
+            let item = item.to_string();
+            let (end, _, _) = self.b.counted_version(what)?;
+            let v = (0..n).map(|_| self.vector_items(&item, depth + 1)).collect::<Result<_, _>>()?;
+            self.at_end(end, what)?;
+            return Ok(v);
+        }
+        if n.saturating_mul(6) > self.b.remaining() {
+            return Err(format!("{what}: {n} objects cannot fit in the bytes left"));
+        }
+        (0..n).map(|_| self.class(t, depth + 1)).collect()
+    }
+
     /// A vector's size and items, each item as itself (object-wise).
     fn vector_items(&mut self, item: &str, depth: usize) -> Result<Value, Fail> {
         Self::depth(depth, item)?;
@@ -311,7 +416,7 @@ impl Decoder<'_, '_> {
                     self.at_end(end, &what)?;
                     v
                 }
-                ElementKind::Stl { stl_type: 1, .. } => {
+                ElementKind::Stl { .. } if vector_item(&e.type_name).is_some() => {
                     let inner = vector_item(&e.type_name)
                         .ok_or_else(|| format!("{what}: container type '{}' is not decoded", e.type_name))?
                         .to_string();

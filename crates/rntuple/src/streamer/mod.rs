@@ -18,11 +18,15 @@
 mod arrow;
 mod buffer;
 mod decode;
+mod encode;
 mod info;
+mod layout;
 
 pub use arrow::{arrow_type, decode_array};
 pub use decode::{decode, Value, MAX_DEPTH};
+pub use encode::Encoder;
 pub use info::{ClassInfo, Element, ElementKind, StreamerInfos};
+pub use layout::{Class, Classes, Member, Ty, STRING_VERSION, VECTOR_CLASS_VERSION, VECTOR_VERSION};
 
 #[cfg(test)]
 mod tests;

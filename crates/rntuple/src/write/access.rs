@@ -24,6 +24,7 @@ pub(crate) fn check_type(f: &PlanField, dt: &DataType) -> Result<()> {
     let ok = match (&f.kind, dt) {
         (FieldKind::Primitive(p), dt) => compatible(*p, dt),
         (FieldKind::String, DataType::Utf8 | DataType::LargeUtf8) => true,
+        (FieldKind::Streamer, dt) => f.streamer.as_ref().is_some_and(|e| e.accepts(dt)),
         (
             FieldKind::Collection { nullable: false },
             DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _),

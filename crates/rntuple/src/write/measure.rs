@@ -119,7 +119,12 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
             }
             total
         }
-        FieldKind::Cardinality { .. } | FieldKind::Streamer | FieldKind::Unsupported(_) => Bytes::default(),
+        // ROOT's `RStreamerField::AppendImpl` counts the streamed bytes and the index.
+        FieldKind::Streamer => match super::streamer_field::encode(f, arr, a, b) {
+            Ok((bytes, _)) => own(0) + Bytes::of(bytes.len() as u64, &cols[f.columns[1]]),
+            Err(_) => Bytes::default(),
+        },
+        FieldKind::Cardinality { .. } | FieldKind::Unsupported(_) => Bytes::default(),
     }
 }
 
@@ -229,7 +234,8 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
             }
             Ok(())
         }
-        FieldKind::Cardinality { .. } | FieldKind::Streamer | FieldKind::Unsupported(_) => Err(unwritable(f)),
+        FieldKind::Streamer => super::streamer_field::encode(f, arr, a, b).map(|_| ()),
+        FieldKind::Cardinality { .. } | FieldKind::Unsupported(_) => Err(unwritable(f)),
     }
 }
 

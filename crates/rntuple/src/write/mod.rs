@@ -78,6 +78,7 @@ mod shared;
 mod shred;
 pub mod sink;
 mod stream;
+mod streamer_field;
 mod writer;
 
 #[cfg(test)]

@@ -90,6 +90,8 @@ pub(crate) struct PlanField {
     pub split: Option<bool>,
     pub index32: Option<bool>,
     pub real: Option<RealEncoding>,
+    /// For a streamer field: how its entries are streamed (`streamer_field`).
+    pub streamer: Option<std::sync::Arc<crate::streamer::Encoder>>,
 }
 
 /// The order in which a collection's items are written. ROOT's ordered
@@ -352,6 +354,7 @@ pub(crate) fn node(
         split: None,
         index32: None,
         real: None,
+        streamer: None,
     }
 }
 
@@ -402,6 +405,8 @@ pub(crate) fn field_columns(f: &PlanField, options: &WriteOptions) -> Result<Vec
         FieldKind::Variant => vec![(ColumnType::Switch, 0, None, 16)],
         FieldKind::Bitset { .. } => vec![(ColumnType::Bit, 0, None, 1)],
         FieldKind::Array { .. } | FieldKind::Record | FieldKind::Wrapper => Vec::new(),
+        // ROOT's `RStreamerField`: offsets and the streamed bytes.
+        FieldKind::Streamer if f.streamer.is_some() => vec![(index, 0, None, 8), (ColumnType::Byte, 8, None, 1)],
         FieldKind::Cardinality { .. } | FieldKind::Streamer | FieldKind::Unsupported(_) => return Err(unwritable(f)),
     })
 }

@@ -244,6 +244,11 @@ pub struct FieldOverride {
     /// The field's description (spec "Field Description"), e.g. the unit of
     /// integers that stand for timestamps.
     pub description: Option<String>,
+    /// Write the field (a struct with a class name, or a list of them) as
+    /// one streamer field (ROOT's `RStreamerField`): each entry streamed
+    /// whole by ROOT's `TBufferFile` rules, the classes' streamer infos in
+    /// the footer (docs/writing.md, "Streamer fields").
+    pub streamer: bool,
 }
 
 impl FieldOverride {

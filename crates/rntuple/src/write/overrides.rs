@@ -128,6 +128,9 @@ impl Builder<'_> {
         if let Some(d) = &ov.description {
             f.description = d.clone();
         }
+        if ov.streamer {
+            f = super::streamer_field::convert(f)?;
+        }
         Ok(f)
     }
 

@@ -244,7 +244,8 @@ impl<'f> RNTupleWriter<'f> {
         self.commit_cluster()?;
         let sets = std::mem::take(&mut self.attribute_sets);
         let r = sets.write(self.sink.dest()).and_then(|attribute_sets| {
-            let schema_extension = header.extension_of(&self.ctx.plan.schema);
+            let mut schema_extension = header.extension_of(&self.ctx.plan.schema);
+            schema_extension.extra_type_info = super::streamer_field::extra_type_info(&self.ctx.plan.fields);
             self.sink.finish(FooterParts { feature_flags: Vec::new(), schema_extension, attribute_sets })
         });
         self.ctx.guard(r)

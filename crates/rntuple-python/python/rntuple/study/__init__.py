@@ -88,7 +88,8 @@ def knobs(
 
     ``entries``: how many entries of it each setting rewrites (default all, 20000 with ``quick``);
     ``sweep``: the settings (default ``rntuple.study._knobs.settings(quick)``): dicts of write
-    options with a ``label`` and optionally ``unsplit=True``."""
+    options with a ``label`` and optionally ``unsplit=True`` or ``streamer=True`` (record fields as
+    streamer fields, ``_child.streamer_types``)."""
     for name, value in (("entries", entries), ("runs", runs)):
         _positive(name, value)
     if optimize not in _knobs.METRICS:

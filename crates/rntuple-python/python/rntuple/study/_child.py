@@ -188,14 +188,66 @@ def write_knobs(task: dict[str, Any]) -> dict[str, Any]:
     before = current_rss()
     options = dict(task["options"])
     reps = {path: "unsplit" for path in task.get("unsplit", [])}
+    types, streamer = streamer_types(data.schema) if task.get("streamer") else ({}, [])
     start = time.perf_counter()
     with rntuple.recreate(task["path"], compression=options.pop("compression")) as out:
-        writer = out.mkrntuple(task["name"], data.schema, representations=reps or None, **options)
+        writer = out.mkrntuple(
+            task["name"], data.schema, representations=reps or None, types=types or None, streamer=streamer, **options
+        )
         step = max(1, -(-data.num_rows // PIECES))
         for lo in range(0, data.num_rows, step):
             writer.extend(data.slice(lo, step))
         writer.close()
     return {**_written(start, before, task["path"]), "entries": int(data.num_rows), "input_bytes": int(data.nbytes)}
+
+
+def streamer_types(schema: Any) -> tuple[dict[str, str], list[str]]:
+    """For the ``streamer`` knob: the top-level record fields (a struct, or a list of structs) that
+    can be written as streamer fields (ROOT's ``RStreamerField``, the ATLAS study's "no split",
+    members streamed whole per entry), with a class name for each struct (``Study_<path>``), as
+    ``(types, streamer)`` for ``mkrntuple``. Fields with members the writer does not stream
+    (maps, optionals, vectors of vectors, ...) stay split."""
+    import pyarrow as pa
+
+    def is_list(t: Any) -> bool:
+        return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
+
+    def plain(t: Any) -> bool:
+        return bool(
+            pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) or pa.types.is_string(t)
+        ) or pa.types.is_large_string(t)
+
+    def flat(t: Any) -> bool:  # streamable inside a member-wise vector
+        return plain(t) or (is_list(t) and plain(t.value_type))
+
+    def ok(t: Any, member_wise: bool) -> bool:
+        if flat(t):
+            return True
+        if pa.types.is_struct(t):
+            return not member_wise and all(ok(t.field(i).type, False) for i in range(t.num_fields))
+        if is_list(t) and pa.types.is_struct(t.value_type):
+            s = t.value_type
+            return all(flat(s.field(i).type) for i in range(s.num_fields))
+        return False
+
+    def name(t: Any, path: str, types: dict[str, str]) -> None:
+        if pa.types.is_struct(t):
+            types[path] = "Study_" + path.replace(".", "_").replace(":", "_")
+            for i in range(t.num_fields):
+                name(t.field(i).type, f"{path}.{t.field(i).name}", types)
+        elif is_list(t) and pa.types.is_struct(t.value_type):
+            name(t.value_type, path + "._0", types)
+            types[path] = f"std::vector<{types.pop(path + '._0')}>"
+
+    types: dict[str, str] = {}
+    fields = []
+    for f in schema:
+        t = f.type
+        top_list = is_list(t) and pa.types.is_struct(t.value_type)
+        if (pa.types.is_struct(t) and ok(t, False)) or (top_list and ok(t.value_type, False)):
+            name(t, f.name, types)
+            fields.append(f.name)
+    return types, fields
 
 
 def generate_products(task: dict[str, Any]) -> dict[str, Any]:

@@ -44,6 +44,13 @@ def settings(quick: bool = False) -> list[dict[str, Any]]:
                 "approx_zipped_cluster_size": "1 MiB",
             },
             {**DEFAULT, "label": "memory budget 8 MiB", "memory_budget": "8 MiB"},
+            {**DEFAULT, "label": "streamer fields", "streamer": True},
+            {
+                **DEFAULT,
+                "label": "streamer fields cluster 1 MiB (ATLAS no-split)",
+                "streamer": True,
+                "approx_zipped_cluster_size": "1 MiB",
+            },
         ]
     out = []
     for algo in ("none", "lz4", "zstd:1", "zstd:5", "zstd:9", "zlib:1", "lzma:7"):
@@ -63,6 +70,11 @@ def settings(quick: bool = False) -> list[dict[str, Any]]:
         ("memory budget 64 MiB", {"memory_budget": "64 MiB"}),
         ("memory budget 8 MiB", {"memory_budget": "8 MiB"}),
         ("unsplit cluster 1 MiB (ATLAS)", {"unsplit": True, "approx_zipped_cluster_size": "1 MiB"}),
+        ("streamer fields", {"streamer": True}),
+        (
+            "streamer fields cluster 1 MiB (ATLAS no-split)",
+            {"streamer": True, "approx_zipped_cluster_size": "1 MiB"},
+        ),
     )
     for label, change in changes:
         out.append({**DEFAULT, "label": label, **change})
@@ -150,7 +162,7 @@ def _resolve(target: str) -> tuple[str, str]:
 
 
 def _options(setting: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in setting.items() if k not in ("label", "unsplit")}
+    return {k: v for k, v in setting.items() if k not in ("label", "unsplit", "streamer")}
 
 
 def run(
@@ -189,6 +201,8 @@ def run(
             if unsplit is None:
                 unsplit = _split_fields(path, name)
             task["unsplit"] = unsplit
+        if setting.get("streamer"):
+            task["streamer"] = True
         written = run_child(task)
         read = run_child(
             {"task": "read", "path": out, "reads": {name: []}, "runs": runs, "name": name, "sparse": 0.01, "seed": seed}

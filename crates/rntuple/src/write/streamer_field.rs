@@ -1,0 +1,129 @@
+//! Hook of streamer fields into the writer ([`FieldOverride::streamer`]):
+//! the field is first built as the split field of its class would be (so
+//! that inference and overrides give every member its C++ type), then
+//! turned into one streamer field (structural role 0x04, ROOT's
+//! `RStreamerField`) with an index column and a byte column, whose entries
+//! [`crate::streamer::Encoder`] streams; the classes' streamer infos go into
+//! the footer's extra type information when the writer closes
+//! ([`extra_type_info`]), as ROOT puts them there.
+//!
+//! [`FieldOverride::streamer`]: super::options::FieldOverride::streamer
+
+use std::sync::Arc;
+
+use rntuple_format::model::ExtraTypeInfo;
+use rntuple_format::{Error, Result};
+
+use super::model::{node, PlanField};
+use crate::schema::FieldKind;
+use crate::streamer::{Class, Classes, Encoder, Member, Ty};
+
+/// `f` (built as a split field) as a streamer field of its class or
+/// `std::vector` of a class.
+pub(crate) fn convert(f: PlanField) -> Result<PlanField> {
+    let err = |why: String| Error::invalid(format!("field '{}' as a streamer field: {why}", f.path));
+    let mut classes = Classes::default();
+    let top = ty(&f, &mut classes).map_err(err)?;
+    let (type_version, checksum) = match &top {
+        Ty::Class(c) => {
+            let class = &classes.by_name[c];
+            (if class.version < 0 { u32::MAX } else { class.version as u32 }, class.checksum)
+        }
+        Ty::Vector(item) if matches!(item.as_ref(), Ty::Class(_)) => {
+            (crate::streamer::VECTOR_CLASS_VERSION, Classes::vector_checksum(item))
+        }
+        _ => {
+            return Err(err(format!(
+                "its type '{}' is not a class or a std::vector of a class (give the struct a class name in types)",
+                f.type_name
+            )))
+        }
+    };
+    let first = match &top {
+        Ty::Class(c) => c.clone(),
+        Ty::Vector(item) => item.root_name(),
+        _ => String::new(),
+    };
+    classes.bring_first(&first);
+    let encoder = Encoder::new(top, classes).map_err(err)?;
+    let mut out = node(&f.name, &f.path, FieldKind::Streamer, f.type_name.clone(), String::new(), Vec::new());
+    out.type_version = type_version;
+    out.type_checksum = Some(checksum);
+    out.description = f.description.clone();
+    out.split = f.split;
+    out.index32 = f.index32;
+    out.streamer = Some(Arc::new(encoder));
+    Ok(out)
+}
+
+/// The type of plan field `f`, its classes added to `classes`.
+fn ty(f: &PlanField, classes: &mut Classes) -> std::result::Result<Ty, String> {
+    match &f.kind {
+        FieldKind::Primitive(_) => Ty::basic(&f.type_name)
+            .ok_or_else(|| format!("member '{}' of type '{}' is not written in a streamer field", f.path, f.type_name)),
+        FieldKind::String => Ok(Ty::String),
+        FieldKind::Collection { nullable: false } if f.type_name.starts_with("std::vector<") => {
+            Ok(Ty::Vector(Box::new(ty(&f.children[0], classes)?)))
+        }
+        FieldKind::Record if !f.type_name.is_empty() && !f.type_name.starts_with("std::") => {
+            let mut members = Vec::with_capacity(f.children.len());
+            for c in &f.children {
+                let base = c.name.starts_with(":_");
+                let t = ty(c, classes)?;
+                if base && !matches!(t, Ty::Class(_)) {
+                    return Err(format!("base '{}' must be a class (a struct with a class name)", c.path));
+                }
+                let name = if base { c.type_name.clone() } else { c.name.clone() };
+                members.push(Member { name, ty: t, base });
+            }
+            let version = if f.type_version == 0 { -1 } else { f.type_version as i32 };
+            let class = Class { name: f.type_name.clone(), version, members, checksum: 0 };
+            if let Some(old) = classes.by_name.get(&f.type_name) {
+                if old.members != class.members || old.version != class.version {
+                    return Err(format!("class {} is given two different layouts", f.type_name));
+                }
+            } else {
+                classes.add(class, f.type_checksum);
+            }
+            Ok(Ty::Class(f.type_name.clone()))
+        }
+        _ => Err(format!(
+            "member '{}' of type '{}' is not written in a streamer field (written: fundamentals, std::string, \
+             std::vector and classes)",
+            f.path,
+            if f.type_name.is_empty() { "untyped record" } else { &f.type_name }
+        )),
+    }
+}
+
+/// The footer's extra type information for the streamer fields among
+/// `fields`: one record, content id 0 (streamer info), with the `TList` of
+/// `TStreamerInfo` of every class they reach; none without streamer fields.
+pub(crate) fn extra_type_info(fields: &[PlanField]) -> Vec<ExtraTypeInfo> {
+    let mut all = Classes::default();
+    for f in fields {
+        if let Some(e) = &f.streamer {
+            for name in &e.classes.order {
+                if !all.by_name.contains_key(name) {
+                    all.order.push(name.clone());
+                    all.by_name.insert(name.clone(), e.classes.by_name[name].clone());
+                }
+            }
+        }
+    }
+    if all.order.is_empty() {
+        return Vec::new();
+    }
+    vec![ExtraTypeInfo { content_id: 0, type_version: 0, type_name: String::new(), content: all.streamer_info_list() }]
+}
+
+/// The streamed bytes of entries `[a, b)` of `arr` for streamer field `f`
+/// and the end offset of each entry in them.
+pub(crate) fn encode(f: &PlanField, arr: &dyn arrow_array::Array, a: usize, b: usize) -> Result<(Vec<u8>, Vec<u64>)> {
+    let e = f.streamer.as_ref().ok_or_else(|| super::model::unwritable(f))?;
+    let mut bytes = Vec::new();
+    let mut ends = Vec::with_capacity(b.saturating_sub(a));
+    e.encode(arr, a, b, &mut bytes, &mut ends)
+        .map_err(|why| Error::invalid(format!("streamer field '{}' of class {}: {why}", f.path, f.type_name)))?;
+    Ok((bytes, ends))
+}
