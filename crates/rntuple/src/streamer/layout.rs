@@ -255,7 +255,9 @@ impl Classes {
             Ty::String => w.object("TStreamerSTLstring", |w| {
                 w.version_counted(2, |w| {
                     w.version_counted(3, |w| {
-                        common(w, 365, size, 0, "string");
+                        // ROOT 6.40 stores a std::string member as kSTL (500)
+                        // with STL type and content type kSTLstring (365).
+                        common(w, 500, size, 0, "string");
                         w.i32(365);
                         w.i32(365);
                     })

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
+use arrow_array::Array;
 use rntuple_container::RootFile;
 
 use super::*;
@@ -406,7 +407,7 @@ fn the_writer_writes_roots_field_records_bytes_and_streamer_info() {
     let ours = RNTupleFile::open(&path).expect("open ours").rntuple("Events").expect("Events");
     let ours_read = ours.read_all().expect("read ours");
     let _ = std::fs::remove_file(&path);
-    for i in 0..2 {
+    for (i, stored) in stored.iter().enumerate().take(2) {
         let (a, b) = (&root.descriptor().fields[i], &ours.descriptor().fields[i]);
         assert_eq!(
             (&a.name, &a.type_name, a.role, a.type_version, a.type_checksum),
@@ -414,7 +415,7 @@ fn the_writer_writes_roots_field_records_bytes_and_streamer_info() {
         );
         let col = ours_read.column(i).as_binary::<i64>();
         for e in 0..col.len() {
-            assert_eq!(col.value(e), stored[i].value(e), "{} entry {e}", a.name);
+            assert_eq!(col.value(e), stored.value(e), "{} entry {e}", a.name);
         }
     }
     let (a, b) = (&root.descriptor().columns, &ours.descriptor().columns);
