@@ -244,6 +244,13 @@ pub struct FieldOverride {
     /// The field's description (spec "Field Description"), e.g. the unit of
     /// integers that stand for timestamps.
     pub description: Option<String>,
+    /// Write this list of structs as a struct-of-arrays field (field flag
+    /// 0x08, ROOT's `ROOT::Experimental::RSoAField`): a collection whose
+    /// type name ([`FieldOverride::type_name`], required) is the SoA class
+    /// and whose subfield `_0` is the underlying record, which needs a class
+    /// name too (an override of `path._0`). Version and checksum, when
+    /// given, are the SoA class's.
+    pub soa: bool,
 }
 
 impl FieldOverride {
@@ -266,6 +273,12 @@ impl FieldOverride {
     /// This override with the type checksum of a user class.
     pub fn type_checksum(mut self, checksum: u32) -> Self {
         self.type_checksum = Some(checksum);
+        self
+    }
+
+    /// This override as a struct-of-arrays field (see [`FieldOverride::soa`]).
+    pub fn soa(mut self) -> Self {
+        self.soa = true;
         self
     }
 }
