@@ -171,7 +171,7 @@ impl Builder<'_> {
         };
         // Without a class name the record would be inferred untyped, which the spec forbids below a
         // typed collection: say what an SoA field needs instead.
-        if !self.overrides.get(&cpath).is_some_and(|o| o.type_name.is_some()) {
+        if self.overrides.get(&cpath).is_none_or(|o| o.type_name.is_none()) {
             return Err(soa_record_error(path, &cpath, "an untyped record"));
         }
         let child = self.field("_0", &cpath, item.data_type(), false, None, false, false)?;
