@@ -158,7 +158,7 @@ def test_soa_option_errors(tmp_path):
         with pytest.raises(TypeError, match="soa is a list of field paths"):
             f.mkrntuple("D", data, soa="hits", types=SOA_TYPES)
         with pytest.raises(rntuple.WriteError, match="overrides name fields that the schema does not have: 'nope'"):
-            f.mkrntuple("E", data, soa=["nope"], types=SOA_TYPES)
+            f.mkrntuple("E", data[["n"]], soa=["nope"])
         f.abandon()
 
 
