@@ -19,7 +19,12 @@ from rntuple.study import _measure
 from rntuple.study._data import generate
 from test_write import ours_dumps, root_dumps
 
-SMALL_AXES = {"model": ["aos", "soa"], "rows": ["event", "element"], "split": ["one", "product"], "rois": ["nested"]}
+SMALL_AXES = {
+    "model": ["aos", "soa", "rsoa"],
+    "rows": ["event", "element"],
+    "split": ["one", "product"],
+    "rois": ["nested"],
+}
 EVENTS = 24
 
 
@@ -96,11 +101,14 @@ def test_small_matrix_measures_every_sensible_cell(matrix):
         "aos-event-product-nested-t1",
         "soa-event-one-nested-t1",
         "soa-event-product-nested-t1",
+        "rsoa-event-one-nested-t1",
+        "rsoa-event-product-nested-t1",
         "aos-element-product-nested-t1",
     }
     reasons = {(s["model"], s["rows"], s["split"]): s["skip"] for s in matrix["skipped"]}
     assert "different row counts" in reasons[("aos", "element", "one")]
     assert "AOS and SOA are the same columns" in reasons[("soa", "element", "product")]
+    assert "AOS and SOA are the same columns" in reasons[("rsoa", "element", "product")]
     for c in matrix["cells"]:
         assert c["file_size"] > 10_000 and c["write_events_per_second"] > 0
         assert c["write_peak_rss"] >= c["write_rss_before"] > 0
@@ -131,9 +139,28 @@ def _same_through_root(jobs, tmp_path):
         assert diff is None, f"{job}: {diff}"
 
 
+def test_root_soa_fields_are_the_aos_columns_under_soa_classes(matrix):
+    """The ``rsoa`` model (ROOT's RSoAField) writes each product as an SoA field (flag 0x08) whose
+    record holds the AOS model's members: the same columns as the AOS cell, the same values."""
+    cells = {c["id"]: c for c in matrix["cells"]}
+    for split in ("one", "product"):
+        aos, rsoa = cells[f"aos-event-{split}-nested-t1"], cells[f"rsoa-event-{split}-nested-t1"]
+        with rntuple.open(aos["file"]) as fa, rntuple.open(rsoa["file"]) as fr:
+            for name in rsoa["rntuples"]:
+                ours, theirs = fr[name], fa[name]
+                for field in ours.fields:
+                    if field.name in ("hits", "wires"):
+                        assert field.type_name == {"hits": "recob::HitSoA", "wires": "recob::WireSoA"}[field.name]
+                        assert [c.type_name for c in field.children] == [f"recob::{field.name[:-1].title()}"]
+                shape = [(c.type, c.bits, c.field_id) for c in ours.columns]
+                assert shape == [(c.type, c.bits, c.field_id) for c in theirs.columns], name
+                assert ours.arrays().tolist() == theirs.arrays().tolist(), name
+
+
 def test_every_file_reads_the_same_through_root(matrix, sweep, tmp_path):
-    """Every RNTuple of every file the matrix and the sweep wrote: our dump equals ROOT's."""
-    jobs = [(c["file"], name) for c in matrix["cells"] for name in c["rntuples"]]
+    """Every RNTuple of every file the matrix and the sweep wrote: our dump equals ROOT's. (Not the
+    ``rsoa`` cells: ROOT 6.40 does not read SoA fields, see test_soa.py and the next test.)"""
+    jobs = [(c["file"], name) for c in matrix["cells"] for name in c["rntuples"] if c["model"] != "rsoa"]
     jobs += [(c["file"], "Events") for c in sweep["cells"]]
     _same_through_root(jobs, tmp_path)
 

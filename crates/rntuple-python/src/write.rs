@@ -350,7 +350,7 @@ fn to_projections(list: Vec<(String, String, Option<String>)>) -> Vec<Projection
     list.into_iter().map(|(name, source, type_name)| Projection { name, source, type_name }).collect()
 }
 
-/// Field overrides from {path: {"type", "split", "index32", "real"}}.
+/// Field overrides from {path: {"type", "split", "index32", "real", "soa", ...}}.
 pub(crate) fn parse_overrides(d: &Bound<'_, PyDict>) -> PyResult<HashMap<String, FieldOverride>> {
     let mut out = HashMap::new();
     for (k, v) in d.iter() {
@@ -367,6 +367,7 @@ pub(crate) fn parse_overrides(d: &Bound<'_, PyDict>) -> PyResult<HashMap<String,
                 "type_checksum" => o.type_checksum = sv.extract()?,
                 "description" => o.description = sv.extract()?,
                 "streamer" => o.streamer = sv.extract()?,
+                "soa" => o.soa = sv.extract()?,
                 "real" => {
                     let (kind, bits, min, max): (String, u16, f64, f64) = sv.extract()?;
                     o.real = Some(match kind.as_str() {

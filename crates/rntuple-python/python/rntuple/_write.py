@@ -127,6 +127,7 @@ class WritableFile(Completed):
         representations: Mapping[str, Any] | None = None,
         projections: Mapping[str, Any] | None = None,
         streamer: Iterable[str] | None = None,
+        soa: Iterable[str] | None = None,
         **options: Any,
     ) -> RNTupleWriter:
         """Starts the RNTuple ``name`` (``"dir/name"``: in subdirectory ``dir``).
@@ -164,6 +165,11 @@ class WritableFile(Completed):
         ``TBufferFile`` streams the class, with its streamer info in the footer;
         ROOT reads them through the class's dictionary (``docs/writing.md``,
         "Streamer fields").
+        ``soa`` lists fields (lists of structs) to write as struct-of-arrays
+        fields, ROOT's ``RSoAField`` (field flag 0x08): ``types`` must name
+        the SoA class for the field and the record class for its ``_0``,
+        ``soa=["hits"], types={"hits": "HitSoA", "hits._0": "HitRecord"}``
+        (see ``docs/writing.md``, "Struct-of-arrays fields").
 
         ``projections`` adds projected fields (ROOT's ``AddProjectedField``):
         ``{new_name: source_path}`` or ``{new_name: (cpp_type, source_path)}``,
@@ -195,7 +201,9 @@ class WritableFile(Completed):
             inner = file.rntuple(path, schema, overrides, opts, _projections(projections))
             return RNTupleWriter(inner, self._path)
 
-        return self._start(name, data_or_schema, types, representations, options, make, RNTupleWriter.extend, streamer)
+        return self._start(
+            name, data_or_schema, types, representations, options, make, RNTupleWriter.extend, streamer, soa
+        )
 
     def mkrntuple_parallel(
         self,
@@ -204,6 +212,7 @@ class WritableFile(Completed):
         *,
         types: Mapping[str, TypeSpec] | None = None,
         representations: Mapping[str, Any] | None = None,
+        soa: Iterable[str] | None = None,
         **options: Any,
     ) -> ParallelWriter:
         """Starts the RNTuple ``name`` to be filled by several threads (``rntuple._parallel``); arguments
@@ -212,7 +221,7 @@ class WritableFile(Completed):
         def make(file: _lib.FileWriter, path: str, schema: pa.Schema, overrides: dict, opts: dict) -> ParallelWriter:
             return ParallelWriter(_lib.ParallelWriter(file, path, schema, overrides, opts), self._path)
 
-        return self._start(name, data_or_schema, types, representations, options, make, fill_once)
+        return self._start(name, data_or_schema, types, representations, options, make, fill_once, soa=soa)
 
     def _start(
         self,
@@ -224,6 +233,7 @@ class WritableFile(Completed):
         make: Callable[[_lib.FileWriter, str, pa.Schema, dict[str, Any], dict[str, Any]], W],
         first: Callable[[W, Any], None],
         streamer: Iterable[str] | None = None,
+        soa: Iterable[str] | None = None,
     ) -> W:
         """Starts a writer of the RNTuple ``name``: ``make(file, path, schema, overrides, options)``
         creates it, ``first(writer, data)`` writes the entries of ``data_or_schema`` unless it
@@ -233,7 +243,7 @@ class WritableFile(Completed):
             raise WrongTypeError(f"an RNTuple name must be a string, not {name!r}")
         schema, special = _schema_and_overrides(data_or_schema)
         opts = _options(options, self._defaults, self._compression)
-        overrides = _overrides(types, representations)
+        overrides = _overrides(types, representations, soa)
         for path, spec in special.items():
             overrides[path] = {**spec, **overrides.get(path, {})}
         if isinstance(streamer, str) or not all(isinstance(p, str) for p in streamer or ()):

@@ -1,11 +1,11 @@
 """Writer options and field overrides from Python: ``compression=``, the size, bool and integer options,
-``types=``, ``representations=`` and ``projections=`` turned into what the Rust writer takes
+``types=``, ``representations=``, ``soa=`` and ``projections=`` turned into what the Rust writer takes
 (``rntuple._lib.FileWriter.rntuple``; the compression setting is parsed by Rust's one parser).
 Used by every writer (``_write``, ``_parallel``, ``_attributes``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -91,9 +91,20 @@ def _options(
 _TYPE_KEYS = ("type", "type_version", "type_checksum")
 
 
-def _overrides(types: Mapping[str, TypeSpec] | None, representations: Mapping[str, Any] | None) -> dict[str, dict]:
-    """``types`` and ``representations`` as the per-field overrides ``_lib`` takes."""
+def _overrides(
+    types: Mapping[str, TypeSpec] | None,
+    representations: Mapping[str, Any] | None,
+    soa: Iterable[str] | None = None,
+) -> dict[str, dict]:
+    """``types``, ``representations`` and ``soa`` (paths of struct-of-arrays fields) as the per-field
+    overrides ``_lib`` takes."""
     out: dict[str, dict] = {}
+    if isinstance(soa, str | bytes) or (soa is not None and not isinstance(soa, Iterable)):
+        raise WrongTypeError(f"soa is a list of field paths, not {soa!r}")
+    for path in soa or ():
+        if not isinstance(path, str):
+            raise WrongTypeError(f"soa is a list of field paths (strings), not {path!r}")
+        out.setdefault(path, {})["soa"] = True
     for path, spec in (types or {}).items():
         if isinstance(path, str) and isinstance(spec, str):
             out.setdefault(path, {})["type"] = spec

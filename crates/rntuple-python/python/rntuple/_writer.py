@@ -8,7 +8,7 @@ the file's path only.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
 import pyarrow as pa
@@ -99,10 +99,11 @@ class _Writer(Completed):
         types: Mapping[str, TypeSpec] | None = None,
         representations: Mapping[str, Any] | None = None,
         projections: Mapping[str, Any] | None = None,
+        soa: Iterable[str] | None = None,
     ) -> None:
         """Adds top-level fields: those of ``schema_or_data`` (a schema or data, as ``mkrntuple`` takes;
         only the types are used) and ``projections`` (as ``mkrntuple`` takes; sources may be old or new
-        fields). ``types`` and ``representations`` name paths of the new fields.
+        fields). ``types``, ``representations`` and ``soa`` name paths of the new fields.
 
         Before the first entry the fields are part of the header. After entries were written they go into
         the footer's schema extension with deferred columns, as ROOT's ``RNTupleModelUpdater`` adds them:
@@ -115,7 +116,7 @@ class _Writer(Completed):
             schema = pa.schema([])
         else:
             schema = _schema_of(schema_or_data)
-        self._inner.add_fields(schema, _overrides(types, representations), _projections(projections))
+        self._inner.add_fields(schema, _overrides(types, representations, soa), _projections(projections))
         self._schema = pa.schema(self._inner.schema)
         self._schemas.append(self._schema)
 

@@ -87,6 +87,9 @@ pub(crate) struct PlanField {
     pub type_checksum: Option<u32>,
     /// The field description (spec "Field Description"); empty by default.
     pub description: String,
+    /// A struct-of-arrays collection (field flag 0x08, see
+    /// [`FieldOverride::soa`]).
+    pub soa: bool,
     pub split: Option<bool>,
     pub index32: Option<bool>,
     pub real: Option<RealEncoding>,
@@ -259,7 +262,7 @@ impl Plan {
             type_version: f.type_version,
             parent_id: parent,
             role,
-            flags: 0,
+            flags: if f.soa { rntuple_format::model::FIELD_FLAG_SOA } else { 0 },
             name: f.name.clone(),
             type_name: f.type_name.clone(),
             type_alias: f.type_alias.clone(),
@@ -351,6 +354,7 @@ pub(crate) fn node(
         type_version: 0,
         type_checksum: None,
         description: String::new(),
+        soa: false,
         split: None,
         index32: None,
         real: None,

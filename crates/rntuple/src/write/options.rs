@@ -249,6 +249,13 @@ pub struct FieldOverride {
     /// whole by ROOT's `TBufferFile` rules, the classes' streamer infos in
     /// the footer (docs/writing.md, "Streamer fields").
     pub streamer: bool,
+    /// Write this list of structs as a struct-of-arrays field (field flag
+    /// 0x08, ROOT's `ROOT::Experimental::RSoAField`): a collection whose
+    /// type name ([`FieldOverride::type_name`], required) is the SoA class
+    /// and whose subfield `_0` is the underlying record, which needs a class
+    /// name too (an override of `path._0`). Version and checksum, when
+    /// given, are the SoA class's.
+    pub soa: bool,
 }
 
 impl FieldOverride {
@@ -271,6 +278,12 @@ impl FieldOverride {
     /// This override with the type checksum of a user class.
     pub fn type_checksum(mut self, checksum: u32) -> Self {
         self.type_checksum = Some(checksum);
+        self
+    }
+
+    /// This override as a struct-of-arrays field (see [`FieldOverride::soa`]).
+    pub fn soa(mut self) -> Self {
+        self.soa = true;
         self
     }
 }

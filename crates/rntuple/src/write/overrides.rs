@@ -46,6 +46,14 @@ pub(crate) fn apply_real(f: &mut PlanField, enc: RealEncoding) -> Result<()> {
     Ok(())
 }
 
+/// The error for the record of the SoA field `path` that is not a class (`what`).
+fn soa_record_error(path: &str, cpath: &str, what: &str) -> Error {
+    Error::invalid(format!(
+        "field '{path}': the record of a struct-of-arrays field needs a class name (types={{'{cpath}': \
+         'HitRecord'}}), not {what}"
+    ))
+}
+
 impl Builder<'_> {
     /// Builds the field `name` at `path` for Arrow type `dt`. `spec` is the
     /// C++ type imposed by the parent's type name; `untyped_ok` whether the
@@ -77,6 +85,7 @@ impl Builder<'_> {
             (s, None) => s,
         };
         let mut f = match spec {
+            _ if ov.soa => self.soa(name, path, dt, ov.type_name.as_deref())?,
             Some(CppType::Optional { tmpl, item }) => self.optional(name, path, dt, tmpl, Some(*item), ov.real)?,
             Some(s) => self.typed(name, path, dt, s)?,
             None => {
@@ -112,7 +121,7 @@ impl Builder<'_> {
             f.index32 = Some(i);
         }
         if ov.type_version.is_some() || ov.type_checksum.is_some() {
-            let class = matches!(f.kind, FieldKind::Record | FieldKind::Wrapper)
+            let class = (matches!(f.kind, FieldKind::Record | FieldKind::Wrapper) || f.soa)
                 && !f.type_name.is_empty()
                 && !f.type_name.starts_with("std::");
             if !class {
@@ -131,6 +140,52 @@ impl Builder<'_> {
         if ov.streamer {
             f = super::streamer_field::convert(f)?;
         }
+        Ok(f)
+    }
+
+    /// Builds the struct-of-arrays field `path` (field flag 0x08, ROOT 6.40's
+    /// `ROOT::Experimental::RSoAField`): on disk a collection of the record
+    /// `_0` whose type name is the SoA class, as ROOT writes it (compared
+    /// field by field with ROOT's file in `tests/python/test_soa.py`). Both
+    /// the SoA class (`class`, the field's own override) and the record (the
+    /// override of `path._0`) must be class names: ROOT finds the record
+    /// through the SoA class's dictionary, and a reader without it through
+    /// the record's name. An SoA field is never optional.
+    fn soa(&mut self, name: &str, path: &str, dt: &DataType, class: Option<&str>) -> Result<PlanField> {
+        let cpath = child_path(path, "_0");
+        let soa_class = match class.map(parse).transpose() {
+            Ok(Some(CppType::Class(c))) => c,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "field '{path}': a struct-of-arrays field needs the SoA class as its type (types={{'{path}': \
+                     'HitSoA'}}), not {}",
+                    class.map_or_else(|| "no type".to_string(), |t| format!("'{t}'"))
+                )))
+            }
+        };
+        let item = match dt {
+            DataType::List(f) | DataType::LargeList(f) if matches!(f.data_type(), DataType::Struct(_)) => f,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "field '{path}': a struct-of-arrays field is written from a list of structs (its records), \
+                     not {dt}"
+                )))
+            }
+        };
+        // Without a class name the record would be inferred untyped, which the spec forbids below a
+        // typed collection: say what an SoA field needs instead.
+        if self.overrides.get(&cpath).is_none_or(|o| o.type_name.is_none()) {
+            return Err(soa_record_error(path, &cpath, "an untyped record"));
+        }
+        let child = self.field("_0", &cpath, item.data_type(), false, None, false, false)?;
+        let record_class = matches!(child.kind, FieldKind::Record)
+            && !child.type_name.is_empty()
+            && !child.type_name.starts_with("std::");
+        if !record_class {
+            return Err(soa_record_error(path, &cpath, &format!("'{}'", child.type_name)));
+        }
+        let mut f = node(name, path, FieldKind::Collection { nullable: false }, soa_class, String::new(), vec![child]);
+        f.soa = true;
         Ok(f)
     }
 

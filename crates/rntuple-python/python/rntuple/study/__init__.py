@@ -1,7 +1,7 @@
 """Layout studies with plots: the measurements experiments make by hand before choosing a layout.
 
 ``layout(output, ...)``: DUNE-like ``recob::Hit`` / ``recob::Wire`` data under a matrix of layouts
-(AOS/SOA, event/spill/top-object/element rows, one RNTuple / one per product / one per group,
+(AOS/SOA/ROOT SoA fields, event/spill/top-object/element rows, one RNTuple / one per product / one per group,
 nested or flat ROIs, writer threads: Python threads filling the fill contexts of one parallel writer):
 write rate, peak RSS, file size, cold and warm reads.
 

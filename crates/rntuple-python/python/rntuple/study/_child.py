@@ -55,7 +55,7 @@ def write_layout(task: dict[str, Any]) -> dict[str, Any]:
     k + threads, ...), so that with several threads the RNTuple holds clusters of several contexts."""
     import rntuple
 
-    from ._shapes import tables
+    from ._shapes import soa_options, tables
 
     built = tables(load_products(task["data"]), task["cell"])
     threads = task["threads"]
@@ -68,7 +68,8 @@ def write_layout(task: dict[str, Any]) -> dict[str, Any]:
             step = max(1, -(-n // PIECES))
             pieces = [{k: v[lo : lo + step] for k, v in cols.items()} for lo in range(0, n, step)]
             schema = rntuple.schema_of({k: v[:1] for k, v in cols.items()})
-            with f.mkrntuple_parallel(name, schema, compression_threads=1) as writer:
+            options = soa_options(task["cell"], list(cols))
+            with f.mkrntuple_parallel(name, schema, compression_threads=1, **options) as writer:
                 per_context[name] = fill_in_threads(writer, pieces, threads)
     return {**_written(start, before, task["path"]), "fill_contexts": threads, "entries_per_context": per_context}
 

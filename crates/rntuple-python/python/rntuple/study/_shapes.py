@@ -1,10 +1,13 @@
 """The rows of each layout of the matrix, built from the generated products.
 
 A layout is a *cell*: ``model`` (``aos``: a collection of records; ``soa``:
-one collection per member), ``rows`` (``event``, ``spill``, ``top``: one row
-per hit and per wire, ``element``: one row per hit and per ROI), ``split``
-(``one`` RNTuple for all products, one per ``product``, one per ``group``:
-header + hits, wires), ``rois`` (``nested``: a collection of ROI records
+one collection per member; ``rsoa``: ROOT's own SOA representation, an
+``RSoAField`` (field flag 0x08) per product, which on disk is the AOS
+collection of records under an SoA class name, see :func:`soa_options`),
+``rows`` (``event``, ``spill``, ``top``: one row per hit and per wire,
+``element``: one row per hit and per ROI), ``split`` (``one`` RNTuple
+for all products, one per ``product``, one per ``group``: header + hits,
+wires), ``rois`` (``nested``: a collection of ROI records
 each with its vector of floats; ``flat``: per wire the ROI offsets and
 sizes and one vector of all its samples) and ``threads``. :func:`skip_reason`
 says why a combination makes no sense; :func:`tables` gives the RNTuples
@@ -22,10 +25,10 @@ import numpy as np
 from .._errors import InvalidArgumentError
 from ._data import Products
 
-__all__ = ["AXES", "names", "reads", "skip_reason", "tables"]
+__all__ = ["AXES", "names", "reads", "skip_reason", "soa_options", "tables"]
 
 AXES: dict[str, tuple[str, ...]] = {
-    "model": ("aos", "soa"),
+    "model": ("aos", "soa", "rsoa"),
     "rows": ("event", "spill", "top", "element"),
     "split": ("one", "product", "group"),
     "rois": ("nested", "flat"),
@@ -40,7 +43,7 @@ def skip_reason(cell: dict[str, Any]) -> str | None:
     per_object = cell["rows"] in ("top", "element")
     if per_object and cell["split"] != "product":
         return "hits, wires and headers have different row counts: they cannot share an RNTuple"
-    if per_object and cell["model"] == "soa":
+    if per_object and cell["model"] in ("soa", "rsoa"):
         return "one object per row: AOS and SOA are the same columns"
     if cell["rows"] == "element" and cell["rois"] == "flat":
         return "one ROI per row: nested and flat ROIs are the same columns"
@@ -110,7 +113,7 @@ def _header(p: Products, rows: str) -> dict[str, Any]:
 
 def _collection(name: str, members: dict[str, Any], counts: np.ndarray, model: str) -> dict[str, ak.Array]:
     """``members`` (one value per object) as the collection ``name`` of each row."""
-    if model == "aos":
+    if model in ("aos", "rsoa"):
         return {name: _unflatten(ak.zip(members, depth_limit=1), counts)}
     return {f"{name}_{key}": _unflatten(value, counts) for key, value in members.items()}
 
@@ -159,7 +162,7 @@ def reads(cell: dict[str, Any]) -> dict[str, list[str]]:
     roi = "rois" if rois == "nested" else "adc"
     if rows == "top":
         return {"Hits": ["peak_amplitude"], "Wires": ["channel", roi]}
-    if model == "aos":
+    if model in ("aos", "rsoa"):
         hit, wire = ["hits.peak_amplitude"], ["wires.channel", f"wires.{roi}"]
     else:
         hit, wire = ["hits_peak_amplitude"], ["wires_channel", f"wires_{roi}"]
@@ -168,3 +171,23 @@ def reads(cell: dict[str, Any]) -> dict[str, list[str]]:
     if split == "group":
         return {"Reco": hit, "Raw": wire}
     return {"Hits": hit, "Wires": wire}
+
+
+# The classes of the ``rsoa`` model: the SoA class of each product and its record (as a
+# rootcling dictionary with ``rntupleSoARecord`` would name them).
+_SOA_CLASSES = {"hits": ("recob::HitSoA", "recob::Hit"), "wires": ("recob::WireSoA", "recob::Wire")}
+
+
+def soa_options(cell: dict[str, Any], fields: list[str]) -> dict[str, Any]:
+    """The ``mkrntuple`` options (``soa``, ``types``) that write the products among ``fields`` (the
+    top-level fields of one RNTuple of ``cell``) as ROOT's SoA fields in the ``rsoa`` model; nothing
+    for the other models."""
+    if cell["model"] != "rsoa":
+        return {}
+    soa = [name for name in fields if name in _SOA_CLASSES]
+    types: dict[str, str] = {}
+    for name in soa:
+        types[name], types[f"{name}._0"] = _SOA_CLASSES[name]
+    if "wires" in soa and cell["rois"] == "nested":
+        types["wires._0.rois._0"] = "recob::ROI"  # a record below a class needs a class name
+    return {"soa": soa, "types": types}
