@@ -146,6 +146,6 @@ def test_a_read_over_the_budget_is_an_error_answer_and_the_server_goes_on(tmp_pa
     assert p.returncode == 0
     # A bad size is a usage error naming the option.
     q = subprocess.run(
-        [*cmd[:4], "--max-memory", "a lot", "--html", "-o", str(tmp_path / "x.html")], capture_output=True, text=True
+        [*cmd[:5], "--max-memory", "a lot", "--html", "-o", str(tmp_path / "x.html")], capture_output=True, text=True
     )
-    assert q.returncode != 0 and "max_memory" in q.stderr, q.stderr
+    assert q.returncode != 0 and "--max-memory: a memory size must be" in q.stderr, q.stderr

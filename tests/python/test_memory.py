@@ -80,7 +80,7 @@ def empty_optionals(tmp_path_factory: pytest.TempPathFactory) -> Path:
     step = 16 * 1024 * 1024
     options = {"max_unzipped_page_size": "8 MiB", "max_unzipped_cluster_size": "8 GiB"}
     with rntuple.recreate(path, approx_zipped_cluster_size="1 GiB", **options) as f:
-        w = f.mkrntuple("nulls", {"x": "std::optional<std::int64_t>"})
+        w = f.mkrntuple("nulls", {"x": "?int64"})
         for _ in range(NULLS // step):
             w.extend({"x": pa.nulls(step, pa.int64())})
     assert path.stat().st_size < 10_000, "same-page merging should store the zero pages once per cluster"

@@ -94,8 +94,11 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
         FieldKind::Primitive(_) => {
             let values = sinks.take(node.slots[0])?;
             if plan.columns_all(f, &[ColumnType::Real16, ColumnType::SplitReal16]) {
-                if let ColumnValues::F32(v) = &values {
-                    return half_floats(f, v);
+                type F16 = <Float16Type as ArrowPrimitiveType>::Native;
+                match &values {
+                    ColumnValues::F32(v) => return half_floats(f, v.len(), v.iter().map(|&x| F16::from_f32(x))),
+                    ColumnValues::F64(v) => return half_floats(f, v.len(), v.iter().map(|&x| F16::from_f64(x))),
+                    _ => {}
                 }
             }
             values_array(f, values, plan.shape)
@@ -210,11 +213,14 @@ fn index32(plan: &Plan, f: &FieldNode, offsets: &OffsetBuffer<i64>) -> Result<Op
     Ok(Some(OffsetBuffer::new(ScalarBuffer::from(narrow))))
 }
 
-/// Real16 values (decoded as `f32`) as Arrow half floats.
-fn half_floats(f: &FieldNode, v: &[f32]) -> Result<ArrayRef> {
-    type F16 = <Float16Type as ArrowPrimitiveType>::Native;
-    let halves = try_collect(f, "half-precision values", v.len(), v.iter().map(|&x| F16::from_f32(x)))?;
-    Ok(Arc::new(Float16Array::new(halves.into(), None)))
+/// Real16 values (decoded as `f32`, or `f64` for a `double` field) as
+/// Arrow half floats.
+fn half_floats(
+    f: &FieldNode,
+    n: usize,
+    halves: impl Iterator<Item = <Float16Type as ArrowPrimitiveType>::Native>,
+) -> Result<ArrayRef> {
+    Ok(Arc::new(Float16Array::new(try_collect(f, "half-precision values", n, halves)?.into(), None)))
 }
 
 /// A buffer of fixed-width values as the Arrow array of its type (booleans

@@ -22,6 +22,8 @@ import sys
 from typing import Any
 
 from .. import _lib
+from .._errors import InvalidArgumentError
+from .._read_args import memory_budget
 from ._server import ASSETS, BrowseServer, asset
 from ._source import DEFAULT_MAX_MEMORY, Source
 
@@ -119,7 +121,10 @@ def write_html(
 def main(args: dict[str, Any]) -> None:
     """``rntuple browse`` with the registry's parsed arguments."""
     verify = args.get("verify_checksums", True)
-    budget = args.get("max_memory") or DEFAULT_MAX_MEMORY
+    try:
+        budget = memory_budget(args.get("max_memory") or DEFAULT_MAX_MEMORY)
+    except ValueError as err:
+        raise InvalidArgumentError(f"--max-memory: {err}") from None
     if args.get("html"):
         out = write_html(args["target"], args["output"], verify, budget)
         print(f"wrote {out}")
