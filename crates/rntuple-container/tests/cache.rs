@@ -350,7 +350,6 @@ fn planted_symbolic_links_are_not_followed() {
     assert_eq!(std::fs::read(&victim).unwrap(), b"the victim's data");
     // The cache directory's own subdirectory as a link (to a directory this user owns) is refused.
     let linked_cache = parent.join("linked");
-    std::fs::create_dir_all(&linked_cache).unwrap();
     let first = CachedStorage::new(remote.clone(), "test://host/other.root", &CacheConfig::new(&linked_cache)).unwrap();
     drop(first);
     let sub = std::fs::read_dir(&linked_cache).unwrap().flatten().find(|d| d.path().is_dir()).unwrap().path();

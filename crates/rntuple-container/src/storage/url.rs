@@ -56,7 +56,9 @@ impl StorageUrl {
         } else if let Some(p) = rest.strip_prefix("localhost").filter(|p| p.starts_with('/')) {
             p
         } else {
-            let host = rest.split('/').next().unwrap_or_default();
+            let authority = rest.split('/').next().unwrap_or_default();
+            // (The host without userinfo: credentials are never shown.)
+            let host = authority.rsplit('@').next().unwrap_or_default();
             let shown = super::redact::redact_url(location);
             return Err(Error::invalid(format!("{shown}: a file:// URL names a local file, not one on host '{host}'")));
         };
