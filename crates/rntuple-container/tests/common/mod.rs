@@ -203,13 +203,16 @@ pub fn make_certificates(dir: &Path) {
 /// one after the other with `pause` after each.
 pub type XrootdFrames = (Vec<(u16, Vec<u8>)>, std::time::Duration);
 
+/// The requests a fake XRootD server saw after the login: code and body.
+pub type XrootdSeen = std::sync::Arc<std::sync::Mutex<Vec<(u16, Vec<u8>)>>>;
+
 /// A fake XRootD server on 127.0.0.1 (see [`fake_xrootd`]).
 pub struct FakeXrootd {
     pub port: u16,
     /// Connections accepted so far.
     pub connections: std::sync::Arc<std::sync::atomic::AtomicU32>,
     /// Every request after the login: its code and body.
-    pub seen: std::sync::Arc<std::sync::Mutex<Vec<(u16, Vec<u8>)>>>,
+    pub seen: XrootdSeen,
 }
 
 /// A fake XRootD server speaking real protocol bytes over TCP: it answers
@@ -225,7 +228,7 @@ pub fn fake_xrootd(
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let connections = Arc::new(AtomicU32::new(0));
-    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen: XrootdSeen = Arc::new(Mutex::new(Vec::new()));
     let (counter, log, answer) = (connections.clone(), seen.clone(), Arc::new(answer));
     std::thread::spawn(move || {
         for conn in listener.incoming() {
