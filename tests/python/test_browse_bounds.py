@@ -89,3 +89,63 @@ def test_the_page_names_a_url_without_its_credentials(tmp_path):
         assert "X-Amz-Signature=REDACTED" in text
         for leaked in ("alice", "pa55word", "AKIA77", "5ec7e7"):
             assert leaked not in text, leaked
+
+
+def _ints(path) -> str:
+    import numpy as np
+    import rntuple
+
+    with rntuple.recreate(path) as f:
+        f["Events"] = {"x": np.arange(1_000_000, dtype=np.int64)}
+    return str(path)
+
+
+def test_the_server_reads_within_a_default_budget():
+    # The default (docs/browse.md): 1 GiB per read, whatever the caller's rntuple.open default.
+    server = browse.serve(FILE)
+    try:
+        assert server.source.max_memory == 1 << 30
+        server.source._ntuple("ntuple")
+        assert server.source._file._options["max_memory"] == 1 << 30
+    finally:
+        server.stop()
+
+
+def test_a_read_over_the_budget_is_an_error_answer_and_the_server_goes_on(tmp_path):
+    # `rntuple browse --max-memory`: a histogram of the 8 MB column x is refused (an error the page
+    # shows, HTTP 422), before the read allocates; the server answers the next requests.
+    import signal
+    import subprocess
+    import sys
+    import urllib.error
+
+    path = _ints(tmp_path / "ints.root")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cmd = [sys.executable, "-m", "rntuple", "browse", path, "--no-browser", "--port", str(port), "--max-memory", "4 MB"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        assert "serving" in line, line + (p.stderr.read() if p.poll() is not None else "")
+        base = f"http://127.0.0.1:{port}/api/"
+        try:
+            urllib.request.urlopen(base + "histogram?rntuple=Events&field=x&bins=10", timeout=30)
+            raise AssertionError("the histogram should be refused")
+        except urllib.error.HTTPError as err:
+            assert err.code == 422
+            message = json.loads(err.read())["error"]
+        assert "4000000-byte max_memory budget" in message and "iterate(step_size=" in message, message
+        values = get(base + "values?rntuple=Events&field=x&start=0&count=5")
+        assert values["values"] == [0, 1, 2, 3, 4]
+        assert get(base + "summary")["rntuples"][0]["name"] == "Events"
+        assert p.poll() is None
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=20)
+    assert p.returncode == 0
+    # A bad size is a usage error naming the option.
+    q = subprocess.run(
+        [*cmd[:5], "--max-memory", "a lot", "--html", "-o", str(tmp_path / "x.html")], capture_output=True, text=True
+    )
+    assert q.returncode != 0 and "--max-memory: a memory size must be" in q.stderr, q.stderr

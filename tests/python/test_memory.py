@@ -34,14 +34,14 @@ def zeros_4gib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _limited(script: str, path: Path, limit: int = 3 << 30) -> subprocess.CompletedProcess:
+def _limited(script: str, path: Path, limit: int = 3 << 30, name: str = "zeros") -> subprocess.CompletedProcess:
     """Runs `script` in a Python whose address space is limited to `limit` bytes."""
     head = f"""
         import resource, sys
         sys.path.insert(0, {str(PACKAGE)!r})
         import rntuple
         resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
-        nt = rntuple.open({str(path)!r})["zeros"]
+        nt = rntuple.open({str(path)!r})[{name!r}]
     """
     code = textwrap.dedent(head) + textwrap.dedent(script)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
@@ -64,6 +64,48 @@ def test_out_of_memory_is_a_memory_error_and_the_process_goes_on(zeros_4gib: Pat
     assert lines[0].startswith("raised OutOfMemoryError True out of memory"), proc.stdout
     assert "4294967296 bytes" in lines[0] and 'field "x"' in lines[0], proc.stdout
     assert lines[1:] == ["still here", f"iterated {ENTRIES}"], proc.stdout
+
+
+NULLS = 192 * 1024 * 1024  # entries of an optional int64 that holds no value
+
+
+@pytest.fixture(scope="module")
+def empty_optionals(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """192 Mi empty std::optional<std::int64_t>: an index column of zeros (pages stored once), no
+    values. Read, the index buffer takes 1.5 GiB; the Arrow array built from it (a value slot per
+    entry, 1.5 GiB more) is what does not fit in 3 GiB."""
+    import pyarrow as pa
+
+    path = tmp_path_factory.mktemp("memory") / "nulls.root"
+    step = 16 * 1024 * 1024
+    options = {"max_unzipped_page_size": "8 MiB", "max_unzipped_cluster_size": "8 GiB"}
+    with rntuple.recreate(path, approx_zipped_cluster_size="1 GiB", **options) as f:
+        w = f.mkrntuple("nulls", {"x": "?int64"})
+        for _ in range(NULLS // step):
+            w.extend({"x": pa.nulls(step, pa.int64())})
+    assert path.stat().st_size < 10_000, "same-page merging should store the zero pages once per cluster"
+    return path
+
+
+def test_out_of_memory_while_assembling_arrays_is_a_memory_error(empty_optionals: Path) -> None:
+    # The decoded buffers fit; the array assembled from them (assemble.rs) does not: an
+    # OutOfMemoryError naming the field, where an infallible allocation aborted the process.
+    proc = _limited(
+        """
+        try:
+            nt.arrays()
+        except MemoryError as e:
+            print("raised", type(e).__name__, e)
+        print("still here", nt.arrays(entry_stop=1000)["x"].tolist() == [None] * 1000)
+        """,
+        empty_optionals,
+        name="nulls",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("raised OutOfMemoryError out of memory"), proc.stdout
+    assert f'the Arrow values of field "x" ({NULLS} elements of 8 bytes)' in lines[0], proc.stdout
+    assert lines[1:] == ["still here True"], proc.stdout
 
 
 def test_the_budget_refuses_before_allocating(zeros_4gib: Path) -> None:
@@ -139,6 +181,29 @@ def test_the_envelope_size_cap() -> None:
     with pytest.raises(rntuple.InvalidArgumentError, match="max_envelope_size"):
         rntuple.open(small, max_envelope_size=0)
     assert rntuple.open(small, max_envelope_size="1 MB")["Events"].num_entries == 1000
+
+
+def test_file_like_objects_have_the_budget_and_the_caps(eight_mb: Path, zeros_4gib: Path) -> None:
+    # rntuple.open(io.BytesIO(...)) and open file objects honour max_memory, max_page_size and
+    # max_envelope_size as paths do.
+    import io
+
+    data = eight_mb.read_bytes()
+    nt = rntuple.open(io.BytesIO(data), max_memory="4 MB")["Events"]
+    with pytest.raises(rntuple.MemoryLimitError, match=r"4000000-byte max_memory budget.*iterate\(step_size="):
+        nt.arrays()
+    assert len(nt.arrays(max_memory="100 MB")) == 1_000_000
+    assert len(rntuple.open(io.BytesIO(data))["Events"].arrays()) == 1_000_000
+    with open(zeros_4gib, "rb") as fh:
+        capped = rntuple.open(fh, max_page_size="1 MiB")["zeros"]
+        with pytest.raises(rntuple.MemoryLimitError, match="1048576-byte page size cap"):
+            capped.arrays(entry_stop=10)
+    small = Path(__file__).parents[1] / "data" / "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root"
+    with open(small, "rb") as fh:
+        with pytest.raises(rntuple.MemoryLimitError, match=r"header envelope.*64-byte envelope cap"):
+            rntuple.open(fh, max_envelope_size=64)["Events"]
+    with pytest.raises(ValueError):
+        rntuple.open(io.BytesIO(data), max_memory="a lot")
 
 
 def test_dask_partitions_have_the_budget(eight_mb: Path) -> None:

@@ -262,7 +262,7 @@ fn permission_error(err: &rntuple_format::Error) -> bool {
 }
 
 #[test]
-fn the_cache_directory_is_created_private_and_one_others_can_write_is_refused() {
+fn the_cache_directory_is_created_private_and_one_others_can_write_or_read_is_refused() {
     use std::os::unix::fs::PermissionsExt;
     let parent = temp_dir("private");
     let dir = parent.join("a/cache");
@@ -288,8 +288,19 @@ fn the_cache_directory_is_created_private_and_one_others_can_write_is_refused() 
         assert!(text.contains(&shared.display().to_string()) && text.contains("write"), "{text}");
     }
     assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0, "nothing was written into the refused directory");
-    // Readable by others but writable by nobody else: accepted.
-    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Readable by others (a plain `mkdir` under umask 022): refused as well, its mode left as it
+    // was, the message saying how to make it private.
+    for readable in [0o755, 0o750, 0o705, 0o711] {
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(readable)).unwrap();
+        let err = CachedStorage::new(remote.clone(), "test://host/file.root", &CacheConfig::new(&shared)).unwrap_err();
+        assert!(permission_error(&err), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains(&format!("chmod 700 {}", shared.display())) && text.contains("read"), "{text}");
+        assert_eq!(mode(&shared), readable, "the directory's mode is not changed");
+    }
+    assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0, "nothing was written into the refused directory");
+    // Private: accepted.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o700)).unwrap();
     cached(&remote, &CacheConfig::new(&shared)).read_ranges(&[(0, 10)]).unwrap();
     let _ = std::fs::remove_dir_all(&parent);
 }
@@ -339,7 +350,6 @@ fn planted_symbolic_links_are_not_followed() {
     assert_eq!(std::fs::read(&victim).unwrap(), b"the victim's data");
     // The cache directory's own subdirectory as a link (to a directory this user owns) is refused.
     let linked_cache = parent.join("linked");
-    std::fs::create_dir_all(&linked_cache).unwrap();
     let first = CachedStorage::new(remote.clone(), "test://host/other.root", &CacheConfig::new(&linked_cache)).unwrap();
     drop(first);
     let sub = std::fs::read_dir(&linked_cache).unwrap().flatten().find(|d| d.path().is_dir()).unwrap().path();

@@ -11,8 +11,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -219,52 +218,16 @@ fn xrootd_backend_against_a_real_server() {
     parallel_readv();
 }
 
-/// A fake server speaking real protocol bytes: it answers the handshake,
-/// `kXR_protocol` and `kXR_login` like an XRootD server, and every other
-/// request with what `answer(own port, connection, request code, header,
-/// body)`
-/// gives (a status and a body). Returns its port and the connections seen.
+/// A fake server (`common::fake_xrootd`) answering every request other than
+/// handshake, protocol and login with the one frame `answer(own port,
+/// connection, request code, header, body)` gives (a status and a body).
+/// Returns its port and the connections seen.
 fn fake_server(
     answer: impl Fn(u16, u32, u16, &[u8; 24], &[u8]) -> (u16, Vec<u8>) + Send + Sync + 'static,
 ) -> (u16, std::sync::Arc<std::sync::atomic::AtomicU32>) {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let connections = std::sync::Arc::new(AtomicU32::new(0));
-    let counter = connections.clone();
-    let answer = std::sync::Arc::new(answer);
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut s) = conn else { return };
-            let n = counter.fetch_add(1, Ordering::SeqCst);
-            let answer = answer.clone();
-            std::thread::spawn(move || -> std::io::Result<()> {
-                let mut hs = [0u8; 20];
-                s.read_exact(&mut hs)?;
-                // Handshake answer: streamid 0, kXR_ok, dlen 8, protover 0x520, msgval.
-                s.write_all(&[0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 5, 0x20, 0, 0, 0, 0])?;
-                loop {
-                    let mut h = [0u8; 24];
-                    s.read_exact(&mut h)?;
-                    let code = u16::from_be_bytes([h[2], h[3]]);
-                    let dlen = u32::from_be_bytes([h[20], h[21], h[22], h[23]]) as usize;
-                    let mut body = vec![0u8; dlen];
-                    s.read_exact(&mut body)?;
-                    let (status, data) = match code {
-                        3006 => (0, vec![0, 0, 5, 0x20, 0, 0, 0, 2]),
-                        3007 => (0, vec![7u8; 16]),
-                        _ => answer(port, n, code, &h, &body),
-                    };
-                    let mut a = vec![h[0], h[1]];
-                    a.extend_from_slice(&status.to_be_bytes());
-                    a.extend_from_slice(&(data.len() as u32).to_be_bytes());
-                    a.extend_from_slice(&data);
-                    s.write_all(&a)?;
-                }
-            });
-        }
-    });
-    (port, connections)
+    let fake =
+        common::fake_xrootd(move |port, n, code, h, body| (vec![answer(port, n, code, h, body)], Duration::ZERO));
+    (fake.port, fake.connections)
 }
 
 /// A redirector: `kXR_open` is answered with `kXR_wait` 1 s on the first

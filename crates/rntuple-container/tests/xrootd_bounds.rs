@@ -6,8 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,45 +22,10 @@ type Answer = dyn Fn(u16, &[u8]) -> (Vec<(u16, Vec<u8>)>, Duration) + Send + Syn
 /// The requests a fake saw: code and body.
 type Seen = Arc<Mutex<Vec<(u16, Vec<u8>)>>>;
 
-/// A fake server on 127.0.0.1; every request's code and body is recorded.
+/// A fake server on 127.0.0.1 (`common::fake_xrootd`); every request's code and body is recorded.
 fn fake(answer: Arc<Answer>) -> (u16, Seen) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut s) = conn else { return };
-            let (answer, log) = (answer.clone(), log.clone());
-            std::thread::spawn(move || -> std::io::Result<()> {
-                let mut hs = [0u8; 20];
-                s.read_exact(&mut hs)?;
-                s.write_all(&[0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 5, 0x20, 0, 0, 0, 0])?;
-                loop {
-                    let mut h = [0u8; 24];
-                    s.read_exact(&mut h)?;
-                    let code = u16::from_be_bytes([h[2], h[3]]);
-                    let mut body = vec![0u8; u32::from_be_bytes([h[20], h[21], h[22], h[23]]) as usize];
-                    s.read_exact(&mut body)?;
-                    log.lock().unwrap().push((code, body.clone()));
-                    let (frames, pause) = match code {
-                        3006 => (vec![(0, vec![0, 0, 5, 0x20, 0, 0, 0, 2])], Duration::ZERO),
-                        3007 => (vec![(0, vec![7u8; 16])], Duration::ZERO),
-                        _ => answer(code, &body),
-                    };
-                    for (status, data) in frames {
-                        let mut a = vec![h[0], h[1]];
-                        a.extend_from_slice(&status.to_be_bytes());
-                        a.extend_from_slice(&(data.len() as u32).to_be_bytes());
-                        a.extend_from_slice(&data);
-                        s.write_all(&a)?;
-                        std::thread::sleep(pause);
-                    }
-                }
-            });
-        }
-    });
-    (port, seen)
+    let fake = common::fake_xrootd(move |_, _, code, _, body| answer(code, body));
+    (fake.port, fake.seen)
 }
 
 /// The `kXR_open` answer of a 1000-byte file.

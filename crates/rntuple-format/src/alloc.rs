@@ -39,6 +39,26 @@ pub fn try_reserve<T>(v: &mut Vec<T>, extra: usize, what: impl Fn() -> String) -
         .map_err(|_| out_of_memory((extra as u64).saturating_mul(std::mem::size_of::<T>() as u64), &what))
 }
 
+/// Makes room for at least `extra` more elements in `v`, growing it as
+/// `push` would (amortised), or [`Error::OutOfMemory`] naming `what`.
+pub fn try_grow<T>(v: &mut Vec<T>, extra: usize, what: impl Fn() -> String) -> Result<()> {
+    v.try_reserve(extra)
+        .map_err(|_| out_of_memory((extra as u64).saturating_mul(std::mem::size_of::<T>() as u64), &what))
+}
+
+/// The bytes of `v` (`false` 0, `true` 1), the same allocation: no copy.
+pub fn bools_as_bytes(v: Vec<bool>) -> Vec<u8> {
+    // bool and u8 have the same size and alignment, and every bool is a valid u8.
+    bytemuck::allocation::cast_vec(v)
+}
+
+/// A copy of `bytes` in a buffer allocated fallibly.
+pub fn try_copy(bytes: &[u8], what: impl Fn() -> String) -> Result<Vec<u8>> {
+    let mut out = try_with_capacity(bytes.len(), what)?;
+    out.extend_from_slice(bytes);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +81,7 @@ mod tests {
         assert!(v.iter().all(|x| *x == 0.0));
         assert!(try_zeroed::<bool>(0, String::new).unwrap().is_empty());
         assert_eq!(try_with_capacity::<u32>(17, String::new).unwrap().capacity(), 17);
+        assert_eq!(bools_as_bytes(vec![true, false, true]), [1, 0, 1]);
+        assert_eq!(try_copy(b"abc", String::new).unwrap(), b"abc");
     }
 }

@@ -89,10 +89,21 @@ impl ReadAt for PyReadAt {
     }
 }
 
-/// `_lib.open_reader(object, verify_checksums, threads)`: a `File` read through `object`.
+/// `_lib.open_reader(object, verify_checksums, threads, max_memory,
+/// max_page_size, max_envelope_size)`: a `File` read through `object`, with
+/// the budget and caps a path or URL gets (`File::new`).
 #[pyfunction]
-#[pyo3(signature = (object, verify_checksums = true, threads = 0))]
-pub(crate) fn open_reader(object: Bound<'_, PyAny>, verify_checksums: bool, threads: usize) -> PyResult<File> {
+#[pyo3(signature = (
+    object, verify_checksums = true, threads = 0, max_memory = None, max_page_size = None, max_envelope_size = None
+))]
+pub(crate) fn open_reader(
+    object: Bound<'_, PyAny>,
+    verify_checksums: bool,
+    threads: usize,
+    max_memory: Option<u64>,
+    max_page_size: Option<u64>,
+    max_envelope_size: Option<u64>,
+) -> PyResult<File> {
     let py = object.py();
     let reader = PyReadAt::new(object)?;
     let path = format!("<{}>", reader.what);
@@ -100,6 +111,13 @@ pub(crate) fn open_reader(object: Bound<'_, PyAny>, verify_checksums: bool, thre
     let root = py
         .detach(|| RootFile::from_storage_with(storage, OpenOptions { verify_checksums, ..Default::default() }))
         .map_err(to_py)?;
-    let options = ReadOptions { verify_checksums, threads, ..ReadOptions::DEFAULT };
+    let options = ReadOptions {
+        verify_checksums,
+        threads,
+        max_memory,
+        max_page_size: max_page_size.unwrap_or(rntuple::DEFAULT_MAX_PAGE_SIZE),
+        max_envelope_size: max_envelope_size.unwrap_or(rntuple::DEFAULT_MAX_ENVELOPE_SIZE),
+        ..ReadOptions::DEFAULT
+    };
     Ok(File { inner: RNTupleFile::from_root_file(root, options), path })
 }

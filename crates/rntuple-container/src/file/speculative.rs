@@ -87,7 +87,8 @@ impl Speculative {
     pub(crate) fn get(&self, offset: u64, len: u64) -> Option<Vec<u8>> {
         let end = offset.checked_add(len)?;
         let pieces = self.pieces.read().unwrap_or_else(PoisonError::into_inner);
-        let mut out = Vec::with_capacity(usize::try_from(len).ok()?);
+        // (A size the allocator refuses: not held; the caller reads it, fallibly.)
+        let mut out = rntuple_format::alloc::try_with_capacity(usize::try_from(len).ok()?, String::new).ok()?;
         let mut at = offset;
         while at < end {
             // The piece holding `at` that reaches furthest.

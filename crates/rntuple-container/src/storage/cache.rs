@@ -27,7 +27,10 @@
 //! The cache is private to its user: the directory is created `0700`; an
 //! existing one owned by another user, or that group or others can write,
 //! is refused (they could replace entries, and the checksum, which anyone
-//! can recompute, does not stop that). Files are created exclusively under
+//! can recompute, does not stop that); one that group or others can read
+//! (`0755`) is refused too, with the fix (`chmod 700 DIR`) in the message,
+//! rather than tightened: what it holds was fetched with the user's
+//! credentials, and its mode is the user's to change. Files are created exclusively under
 //! random names, `0600`, never through a symbolic link (`O_EXCL`,
 //! `O_NOFOLLOW`); entries are opened without following links; eviction
 //! walks the cache's own directories only, never into a linked one.
@@ -238,7 +241,11 @@ impl CachedStorage {
 
     /// Writes one entry atomically.
     fn store(&self, offset: u64, payload: &[u8]) -> std::io::Result<()> {
-        let mut bytes = Vec::with_capacity(ENTRY_HEADER + payload.len());
+        // The copy is fallible (the payload's size comes from the file): an
+        // entry the memory cannot hold is not kept.
+        let Ok(mut bytes) = rntuple_format::alloc::try_with_capacity(ENTRY_HEADER + payload.len(), String::new) else {
+            return Ok(());
+        };
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&FORMAT.to_le_bytes());
         bytes.extend_from_slice(&offset.to_le_bytes());
@@ -297,7 +304,10 @@ impl CachedStorage {
 fn load_entry(path: &Path, offset: u64, len: u64) -> Option<Vec<u8>> {
     let read = || -> std::io::Result<Option<Vec<u8>>> {
         let mut f = File::options().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
-        let mut bytes = Vec::with_capacity(ENTRY_HEADER + len as usize);
+        // (A size the allocator refuses: a miss; the fetch allocates fallibly.)
+        let Ok(mut bytes) = rntuple_format::alloc::try_with_capacity(ENTRY_HEADER + len as usize, String::new) else {
+            return Ok(None);
+        };
         f.read_to_end(&mut bytes)?;
         let word = |at: usize| bytes.get(at..at + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
         let valid = bytes.len() as u64 == ENTRY_HEADER as u64 + len
@@ -355,6 +365,19 @@ fn private_dir(dir: &Path, root: bool) -> Result<()> {
     if meta.mode() & 0o022 != 0 {
         return refuse(format!(
             "mode {:04o} lets group or others write to it, so they could replace its entries (chmod 700 {})",
+            meta.mode() & 0o7777,
+            dir.display()
+        ));
+    }
+    // Readable (or searchable) by others: refused too, not tightened. The
+    // entries hold what this user's credentials fetched, so others must not
+    // read them; and the directory is the user's to change (it may be one
+    // shared on purpose, or not only a cache), so its mode is not changed
+    // behind their back: the message says how (as ssh does for a readable key).
+    if meta.mode() & 0o077 != 0 {
+        return refuse(format!(
+            "mode {:04o} lets group or others read it, and the cache holds what your credentials fetched \
+             (chmod 700 {}, or choose a directory of your own)",
             meta.mode() & 0o7777,
             dir.display()
         ));

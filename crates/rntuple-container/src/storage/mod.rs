@@ -116,15 +116,20 @@ pub(crate) fn read_ranges_via_into(reader: &dyn ReadAt, size: u64, ranges: &[(u6
     check_ranges_into(ranges, size, total)?;
     let mut out = rntuple_format::alloc::try_zeroed(total, || format!("a vectored read of {total} bytes"))?;
     reader.read_ranges_into(ranges, &mut out)?;
+    // One range: its buffer is the one read into. Several: each is copied
+    // out (fallibly: their sizes come from the file).
+    if ranges.len() == 1 {
+        return Ok(vec![out]);
+    }
     let mut rest = out.as_slice();
-    Ok(ranges
+    ranges
         .iter()
-        .map(|&(_, len)| {
+        .map(|&(offset, len)| {
             let (head, tail) = rest.split_at(len);
             rest = tail;
-            head.to_vec()
+            rntuple_format::alloc::try_copy(head, || format!("{len} bytes at offset {offset} of a vectored read"))
         })
-        .collect())
+        .collect()
 }
 
 /// Checks `ranges` against a store of `size` bytes and an output of

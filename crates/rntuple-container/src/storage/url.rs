@@ -23,7 +23,8 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
 
     /// Creates the object at `url` for writing; by default unsupported.
     fn create(&self, url: &str) -> Result<Box<dyn WriteSink>> {
-        Err(Error::unsupported("writing through this storage backend", Location::new(url, None)))
+        let shown = super::redact::redact_url(url).into_owned();
+        Err(Error::unsupported("writing through this storage backend", Location::new(shown, None)))
     }
 }
 
@@ -55,12 +56,14 @@ impl StorageUrl {
         } else if let Some(p) = rest.strip_prefix("localhost").filter(|p| p.starts_with('/')) {
             p
         } else {
-            let host = rest.split('/').next().unwrap_or_default();
-            return Err(Error::invalid(format!(
-                "{location}: a file:// URL names a local file, not one on host '{host}'"
-            )));
+            let authority = rest.split('/').next().unwrap_or_default();
+            // (The host without userinfo: credentials are never shown.)
+            let host = authority.rsplit('@').next().unwrap_or_default();
+            let shown = super::redact::redact_url(location);
+            return Err(Error::invalid(format!("{shown}: a file:// URL names a local file, not one on host '{host}'")));
         };
-        Ok(StorageUrl::Local(percent_decode(path).map_err(|message| Error::invalid(format!("{location}: {message}")))?))
+        let bad = |message| Error::invalid(format!("{}: {message}", super::redact::redact_url(location)));
+        Ok(StorageUrl::Local(percent_decode(path).map_err(bad)?))
     }
 }
 
@@ -128,7 +131,7 @@ pub fn builtin_backend(scheme: &str, url: &str) -> Result<Arc<dyn Backend>> {
             let known: Vec<&str> = REMOTE_SCHEMES.iter().map(|(s, _)| *s).collect();
             Err(Error::unsupported(
                 format!("unknown URL scheme '{scheme}' (known: file, {})", known.join(", ")),
-                Location::new(url.to_string(), None),
+                Location::new(super::redact::redact_url(url).into_owned(), None),
             ))
         }
     }
@@ -200,6 +203,41 @@ mod tests {
         assert_eq!(StorageUrl::parse("a b://x").unwrap(), local("a b://x"));
         for bad in ["file://otherhost/x", "file://localhostx/y", "file:///a%2", "file:///a%zz"] {
             assert!(matches!(StorageUrl::parse(bad), Err(Error::InvalidArgument { .. })), "{bad}");
+        }
+    }
+
+    #[test]
+    fn refused_urls_are_named_without_their_credentials() {
+        // Each is refused before any connection; the message names the URL, never its secrets.
+        let secrets = ["hunter2", "tok123", "sig456", "AKIDEXAMPLE"];
+        let check = |what: &str, err: Error| {
+            let text = format!("{err} {err:?}");
+            assert!(secrets.iter().all(|s| !text.contains(s)), "{what}: {text}");
+            assert!(text.contains("REDACTED") || !what.contains('?'), "{what}: {text}");
+        };
+        for url in [
+            "file://alice:hunter2@otherhost/x?token=tok123",
+            "file:///a%zz?token=tok123",
+            "root://alice:hunter2@h?authz=tok123",
+            "xroot://alice:hunter2@h/",
+            "s3://Bad_Bucket!/k?X-Amz-Signature=sig456&X-Amz-Credential=AKIDEXAMPLE",
+            "gopher://alice:hunter2@h/f.root?token=tok123",
+        ] {
+            match open_storage(url) {
+                Err(e @ (Error::InvalidArgument { .. } | Error::Unsupported { .. })) => check(url, e),
+                other => panic!("{url}: {other:?}"),
+            }
+        }
+        for url in [
+            "https://alice:hunter2@h/f.root?token=tok123",
+            "http://alice:hunter2@h/",
+            "root://alice:hunter2@h//f.root?authz=tok123",
+            "s3://alice:hunter2@b?X-Amz-Signature=sig456",
+        ] {
+            match create_sink(url) {
+                Err(e @ Error::InvalidArgument { .. }) => check(url, e),
+                other => panic!("{url}: {other:?}"),
+            }
         }
     }
 

@@ -198,3 +198,73 @@ pub fn make_certificates(dir: &Path) {
         ],
     );
 }
+
+/// Frames a fake XRootD server writes for one request, `(status, body)` each,
+/// one after the other with `pause` after each.
+pub type XrootdFrames = (Vec<(u16, Vec<u8>)>, std::time::Duration);
+
+/// The requests a fake XRootD server saw after the login: code and body.
+pub type XrootdSeen = std::sync::Arc<std::sync::Mutex<Vec<(u16, Vec<u8>)>>>;
+
+/// A fake XRootD server on 127.0.0.1 (see [`fake_xrootd`]).
+pub struct FakeXrootd {
+    pub port: u16,
+    /// Connections accepted so far.
+    pub connections: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    /// Every request after the login: its code and body.
+    pub seen: XrootdSeen,
+}
+
+/// A fake XRootD server speaking real protocol bytes over TCP: it answers
+/// the handshake, `kXR_protocol` and `kXR_login` as a server does (protocol
+/// 0x520), and every other request with the frames `answer(own port,
+/// connection number, request code, request header, body)` gives.
+pub fn fake_xrootd(
+    answer: impl Fn(u16, u32, u16, &[u8; 24], &[u8]) -> XrootdFrames + Send + Sync + 'static,
+) -> FakeXrootd {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::{Arc, Mutex};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(AtomicU32::new(0));
+    let seen: XrootdSeen = Arc::new(Mutex::new(Vec::new()));
+    let (counter, log, answer) = (connections.clone(), seen.clone(), Arc::new(answer));
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut s) = conn else { return };
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let (answer, log) = (answer.clone(), log.clone());
+            std::thread::spawn(move || -> std::io::Result<()> {
+                let mut hs = [0u8; 20];
+                s.read_exact(&mut hs)?;
+                // Handshake answer: streamid 0, kXR_ok, dlen 8, protover 0x520, msgval.
+                s.write_all(&[0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 5, 0x20, 0, 0, 0, 0])?;
+                loop {
+                    let mut h = [0u8; 24];
+                    s.read_exact(&mut h)?;
+                    let code = u16::from_be_bytes([h[2], h[3]]);
+                    let mut body = vec![0u8; u32::from_be_bytes([h[20], h[21], h[22], h[23]]) as usize];
+                    s.read_exact(&mut body)?;
+                    let (frames, pause) = match code {
+                        3006 => (vec![(0, vec![0, 0, 5, 0x20, 0, 0, 0, 2])], std::time::Duration::ZERO),
+                        3007 => (vec![(0, vec![7u8; 16])], std::time::Duration::ZERO),
+                        _ => {
+                            log.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((code, body.clone()));
+                            answer(port, n, code, &h, &body)
+                        }
+                    };
+                    for (status, data) in frames {
+                        let mut a = vec![h[0], h[1]];
+                        a.extend_from_slice(&status.to_be_bytes());
+                        a.extend_from_slice(&(data.len() as u32).to_be_bytes());
+                        a.extend_from_slice(&data);
+                        s.write_all(&a)?;
+                        std::thread::sleep(pause);
+                    }
+                }
+            });
+        }
+    });
+    FakeXrootd { port, connections, seen }
+}

@@ -25,6 +25,7 @@ pub fn decode_page(spec: &ColumnSpec, page: &[u8], num_elements: usize, out: &mu
         return Err(mismatch(spec.column_type, out.kind()));
     }
     let start = out.len();
+    out.try_reserve(num_elements, || format!("{num_elements} elements of a {:?} page", spec.column_type))?;
     out.push_zeros(num_elements);
     let (_, tail) = out.as_slice_mut().split_at(start);
     decode_page_into(spec, page, tail)
@@ -197,7 +198,7 @@ pub fn decode_page_range_into(
         }
         (ct @ (T::SplitReal16 | T::SplitReal32 | T::Real32Trunc), V::F64(v)) => {
             // Rare (a double field stored in 16/32-bit columns): decode as float, then widen.
-            let mut tmp = vec![0f32; n];
+            let mut tmp = crate::alloc::try_zeroed(n, || format!("{n} floats of a {ct:?} page"))?;
             decode_page_range_into(spec, page, count, from, V::F32(&mut tmp))?;
             debug_assert!(matches!(ct, T::SplitReal16 | T::SplitReal32 | T::Real32Trunc));
             for (d, &x) in v.iter_mut().zip(&tmp) {

@@ -116,6 +116,29 @@ impl ColumnValues {
         self.len() == 0
     }
 
+    /// Makes room for `n` more elements (growing as `push` would), or
+    /// [`crate::Error::OutOfMemory`] naming `what` when the memory is not to be had.
+    pub fn try_reserve(&mut self, n: usize, what: impl Fn() -> String) -> crate::Result<()> {
+        use crate::alloc::try_grow as r;
+        match self {
+            Self::Bool(v) => r(v, n, what),
+            Self::I8(v) => r(v, n, what),
+            Self::U8(v) => r(v, n, what),
+            Self::I16(v) => r(v, n, what),
+            Self::U16(v) => r(v, n, what),
+            Self::I32(v) => r(v, n, what),
+            Self::U32(v) => r(v, n, what),
+            Self::I64(v) => r(v, n, what),
+            Self::U64(v) | Self::Index(v) => r(v, n, what),
+            Self::F32(v) => r(v, n, what),
+            Self::F64(v) => r(v, n, what),
+            Self::Switch { index, tag } => {
+                r(index, n, &what)?;
+                r(tag, n, &what)
+            }
+        }
+    }
+
     /// Appends `n` zero elements (what the spec prescribes for the range
     /// before the first element of a deferred column).
     pub fn push_zeros(&mut self, n: usize) {

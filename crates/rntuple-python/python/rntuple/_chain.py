@@ -21,7 +21,7 @@ from ._dataset import cluster_table, expand, plan_steps
 from ._errors import InvalidArgumentError, MissingFileError, NotFoundError, WrongTypeError
 from ._file import open as open_file
 from ._filters import Filter, make_filter
-from ._ntuple import RNTuple, _budget
+from ._ntuple import RNTuple
 from ._read_args import (
     ArraysArgs,
     ChainOptions,
@@ -236,8 +236,7 @@ class Chain:
                         self._check_against_first(i, read | first_read)
                     step_size = args.step_size
                     for a, b in plan_steps(cluster_table(ntuple, plan, step_size), lo, hi, step_size):
-                        with _budget(args.max_memory):
-                            batch = plan(a, b, "ak" if schema else lib, args.threads, offset + a)
+                        batch = plan(a, b, "ak" if schema else lib, args.threads, offset + a)
                         if schema is not None:
                             filled = _fill_missing(batch, schema, wanted, expressions, args.filter_name)
                             batch = to_library(filled, lib, offset + a)

@@ -78,15 +78,18 @@ class File:
         verify_checksums, threads = options.verify_checksums, options.threads
         cache, coalesce_gap, max_request = options.cache, options.coalesce_gap, options.max_request
         cache = None if cache is None else os.path.abspath(os.path.expanduser(os.fspath(cache)))
+        budget, page_cap = memory_budget(options.max_memory), memory_budget(options.max_page_size, "max_page_size")
+        envelope_cap = memory_budget(options.max_envelope_size, "max_envelope_size")
         if _is_file_like(path):
-            # Read through the object's seek/read, as the reader asks (_lib.open_reader, src/readat.rs).
-            self._inner: _lib.File | None = _lib.open_reader(path, verify_checksums, threads or 0)
+            # Read through the object's seek/read, as the reader asks (_lib.open_reader, src/readat.rs),
+            # with the budget and caps a path gets.
+            self._inner: _lib.File | None = _lib.open_reader(
+                path, verify_checksums, threads or 0, budget, page_cap, envelope_cap
+            )
             self._path = self._inner.path
             self._location: str | None = None
         else:
             self._path = os.fspath(path)
-            budget, page_cap = memory_budget(options.max_memory), memory_budget(options.max_page_size, "max_page_size")
-            envelope_cap = memory_budget(options.max_envelope_size, "max_envelope_size")
             self._inner = _lib.File(
                 self._path,
                 verify_checksums,

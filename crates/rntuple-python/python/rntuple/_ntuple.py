@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import atexit
-import contextlib
 import sys
 import weakref
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar
 from typing import Any, NamedTuple, TextIO
 
 import awkward as ak
@@ -27,20 +25,6 @@ from ._read_args import ArraysArgs, IterateArgs, check_threads, entry_range, mem
 from ._results import Report, apply_how, datetime_units, to_library, with_datetimes
 from ._select import Selected, choose, in_order, plain_paths
 from ._streamer import decode_columns
-
-# The max_memory of the arrays()/iterate() call being read (None: the file's, from rntuple.open).
-_MAX_MEMORY: ContextVar[int | None] = ContextVar("rntuple_max_memory", default=None)
-
-
-@contextlib.contextmanager
-def _budget(max_memory: int | str | None) -> Iterator[None]:
-    """Reads within the block use ``max_memory`` (bytes or "2 GB"; None keeps the file's)."""
-    token = _MAX_MEMORY.set(memory_budget(max_memory))
-    try:
-        yield
-    finally:
-        _MAX_MEMORY.reset(token)
-
 
 __all__ = ["AttributeSet", "Cluster", "Column", "RNTuple"]
 
@@ -343,12 +327,14 @@ class RNTuple:
         threads: int | None = None,
         paths: list[str] | None = None,
         library: str = "ak",
+        max_memory: int | None = None,
     ) -> pa.RecordBatch:
         """Reads ``fields`` or, with ``paths``, only those (dotted, on-disk) parts of them; in the
-        Arrow types of the C++ types for ``library="pa"``, else in those uproot's forms use."""
+        Arrow types of the C++ types for ``library="pa"``, else in those uproot's forms use.
+        ``max_memory``: this read's budget in bytes (None: the file's, from ``rntuple.open``)."""
         names = [f.name for f in fields] if paths is None else paths
         threads = check_threads(threads)
-        batch = pa.record_batch(self._inner.read(names, start, stop, threads, library != "pa", _MAX_MEMORY.get()))
+        batch = pa.record_batch(self._inner.read(names, start, stop, threads, library != "pa", max_memory))
         return decode_columns(self._inner, batch, fields)
 
     def _convert(
@@ -402,8 +388,7 @@ class RNTuple:
         """
         start, stop = args.entries(self.num_entries)
         plan = self._plan(args)
-        with _budget(args.max_memory):
-            return apply_how(plan(start, stop, args.lib, args.threads), args.how, args.lib)
+        return apply_how(plan(start, stop, args.lib, args.threads), args.how, args.lib)
 
     arrays = takes(ArraysArgs)(_arrays)
 
@@ -422,18 +407,23 @@ class RNTuple:
         plan = self._plan(args)
         start, stop = args.entries(self.num_entries)
         step_size = args.step_size
-        with _budget(args.max_memory):
-            steps = plan_steps(cluster_table(self, plan, step_size), start, stop, step_size)
+        steps = plan_steps(cluster_table(self, plan, step_size), start, stop, step_size)
         for lo, hi in steps:
-            with _budget(args.max_memory):
-                result = apply_how(plan(lo, hi, lib, args.threads), args.how, lib)
+            result = apply_how(plan(lo, hi, lib, args.threads), args.how, lib)
             yield (result, Report(self._file_path, self.name, lo, hi)) if args.report else result
 
     iterate = takes(IterateArgs)(_iterate)
 
     def _plan(self, args: ArraysArgs) -> _ReadPlan:
         """How ``arrays``/``iterate`` read: plain fields as they are, or, with a cut, aliases or
-        formulas among the expressions, the fields they use evaluated by ``compile_selection``."""
+        formulas among the expressions, the fields they use evaluated by ``compile_selection``;
+        every read of the plan within ``args.max_memory`` (None: the file's budget)."""
+        plan = self._plan_fields(args)
+        plan.max_memory = memory_budget(args.max_memory)
+        return plan
+
+    def _plan_fields(self, args: ArraysArgs) -> _ReadPlan:
+        """What ``_plan`` reads and computes."""
         expressions, cut, aliases = args.expressions, args.cut, args.aliases
         filter_name, filter_typename, filter_field = args.filter_name, args.filter_typename, args.filter_field
         texts = [expressions] if isinstance(expressions, str) else expressions
@@ -477,9 +467,10 @@ class RNTuple:
         lib: str,
         threads: int | None,
         first: int | None = None,
+        max_memory: int | None = None,
     ) -> Any:
         fields, keys, paths = selected
-        batch = self._read_batch(fields, start, stop, threads, paths, lib)
+        batch = self._read_batch(fields, start, stop, threads, paths, lib, max_memory)
         return self._convert(batch, fields, keys, lib, start if first is None else first)
 
     def _step_entries(self, step_size: int | str, fields: list[Field], paths: list[str], start: int, stop: int) -> int:
@@ -502,6 +493,8 @@ class _ReadPlan:
         self.ntuple = ntuple
         self.read = read
         self.computed = computed
+        # the budget of every read of the plan, in bytes (None: the file's)
+        self.max_memory: int | None = None
 
     @property
     def inputs(self) -> tuple[list[Field], frozenset[str] | None, list[str]]:
@@ -511,19 +504,19 @@ class _ReadPlan:
     def __call__(self, start: int, stop: int, lib: str, threads: int | None, first: int | None = None) -> Any:
         """Entries ``[start, stop)`` in ``lib``; ``first``: the number of entry ``start`` in a
         pandas index (a chain's global one), ``start`` when None."""
-        nt = self.ntuple
+        nt, budget = self.ntuple, self.max_memory
         first = start if first is None else first
         if self.computed is None:
-            return nt._read_selected(self.read, start, stop, lib, threads, first)
+            return nt._read_selected(self.read, start, stop, lib, threads, first, budget)
         selection, inputs = self.computed
-        data = nt._read_selected(inputs, start, stop, "ak", threads)
+        data = nt._read_selected(inputs, start, stop, "ak", threads, max_memory=budget)
         entries = np.arange(first, first + stop - start)
         if selection.outputs or self.read is inputs:
             keep = selection.mask(data)
             result = selection.apply(data, keep)
         else:  # a cut (and aliases) over the fields the filters select
             keep = selection.mask(data)
-            result = nt._read_selected(self.read, start, stop, "ak", threads)
+            result = nt._read_selected(self.read, start, stop, "ak", threads, max_memory=budget)
             if keep is not None:
                 result = result[keep]
         index = entries if keep is None else entries[keep]

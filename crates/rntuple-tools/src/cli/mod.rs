@@ -171,6 +171,7 @@ fn browse_command(a: BrowseArgs, verify: bool, root: &mut clap::Command) -> Pyth
             "no_browser": a.no_browser,
             "html": a.html,
             "output": a.output,
+            "max_memory": a.max_memory,
             "verify_checksums": verify,
         }),
         root,

@@ -180,6 +180,11 @@ pub(crate) struct BrowseArgs {
     /// The HTML file written with --html.
     #[arg(long, short, value_name = "HTML")]
     pub output: Option<String>,
+    /// The memory budget of each read the page asks for (values, histograms):
+    /// bytes or a size like '4 GB'; a read over it is refused with an error
+    /// on the page, the server goes on.
+    #[arg(long, value_name = "SIZE", default_value = "1 GiB")]
+    pub max_memory: String,
 }
 
 #[derive(Args, Debug)]

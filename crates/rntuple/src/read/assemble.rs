@@ -7,6 +7,14 @@
 //! into bitmaps, optional values are spread over their entries (numbers in
 //! one pass, other types with `take`), and valueless variants get null slots
 //! appended to their first alternative.
+//!
+//! Every buffer built here has a size that comes from the file (entry and
+//! element counts), so each is allocated fallibly ([`rntuple_format::alloc`]):
+//! a buffer the machine cannot hold is [`Error::OutOfMemory`] naming the
+//! field, not an abort. The Arrow kernels still called (`take` for optionals
+//! of non-numeric types, `concat` of the null slots of valueless variants)
+//! allocate inside arrow; their outputs are no larger than the values
+//! already held.
 
 use std::sync::{Arc, Mutex};
 
@@ -14,6 +22,7 @@ use arrow_array::types::*;
 use arrow_array::*;
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, UnionFields};
+use rntuple_format::alloc;
 use rntuple_format::column::ColumnValues;
 use rntuple_format::model::ColumnType;
 use rntuple_format::{Error, Location, Result};
@@ -47,6 +56,31 @@ fn node_error(node: &FieldNode, message: String) -> Error {
     Error::out_of_spec(message, Location::new(format!("field '{}' (id {})", node.name, node.id), None))
 }
 
+/// Collects `iter` (at most `n` items) into a vector allocated fallibly:
+/// [`Error::OutOfMemory`] naming `what` of field `node` when the memory is
+/// not to be had.
+fn try_collect<T>(node: &FieldNode, what: &str, n: usize, iter: impl Iterator<Item = T>) -> Result<Vec<T>> {
+    let mut out = alloc::try_with_capacity(n, || oom_what(node, what, n, std::mem::size_of::<T>()))?;
+    out.extend(iter.take(n));
+    Ok(out)
+}
+
+fn oom_what(node: &FieldNode, what: &str, n: usize, size: usize) -> String {
+    format!("the Arrow {what} of field \"{}\" ({n} elements of {size} bytes)", node.name)
+}
+
+/// A bitmap of `len` bits, bit `i` set when `bit(i)`, allocated fallibly.
+fn try_bitmap(node: &FieldNode, what: &str, len: usize, bit: impl Fn(usize) -> bool) -> Result<BooleanBuffer> {
+    let mut bytes: Vec<u8> =
+        alloc::try_zeroed(len.div_ceil(8), || format!("the {what} of field \"{}\" ({len} bits)", node.name))?;
+    for i in 0..len {
+        if bit(i) {
+            bytes[i / 8] |= 1 << (i % 8);
+        }
+    }
+    Ok(BooleanBuffer::new(Buffer::from_vec(bytes), 0, len))
+}
+
 fn list_size(node: &FieldNode, size: u64) -> Result<i32> {
     i32::try_from(size).map_err(|_| node_error(node, format!("fixed size {size} is too large for an Arrow list")))
 }
@@ -58,14 +92,19 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
     let len = node.len() as usize;
     match &f.kind {
         FieldKind::Primitive(_) => {
-            let values = values_array(sinks.take(node.slots[0])?, plan.shape).map_err(|m| node_error(f, m))?;
+            let values = sinks.take(node.slots[0])?;
             if plan.columns_all(f, &[ColumnType::Real16, ColumnType::SplitReal16]) {
-                return arrow_cast::cast(&values, &DataType::Float16).map_err(|e| arrow_err(f, e));
+                type F16 = <Float16Type as ArrowPrimitiveType>::Native;
+                match &values {
+                    ColumnValues::F32(v) => return half_floats(f, v.len(), v.iter().map(|&x| F16::from_f32(x))),
+                    ColumnValues::F64(v) => return half_floats(f, v.len(), v.iter().map(|&x| F16::from_f64(x))),
+                    _ => {}
+                }
             }
-            Ok(values)
+            values_array(f, values, plan.shape)
         }
         FieldKind::Bitset { size } => {
-            let bits = values_array(sinks.take(node.slots[0])?, plan.shape).map_err(|m| node_error(f, m))?;
+            let bits = values_array(f, sinks.take(node.slots[0])?, plan.shape)?;
             let field = Arc::new(Field::new("_0", bits.data_type().clone(), false));
             let arr =
                 FixedSizeListArray::try_new(field, list_size(f, *size)?, bits, None).map_err(|e| arrow_err(f, e))?;
@@ -79,7 +118,7 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
                 ColumnValues::U8(v) => Buffer::from_vec(v),
                 other => return Err(node_error(f, format!("byte column decoded as {}", other.kind()))),
             };
-            if let Some(narrow) = index32(plan, f, &offsets) {
+            if let Some(narrow) = index32(plan, f, &offsets)? {
                 if f.kind == FieldKind::String {
                     if let Ok(arr) = StringArray::try_new(narrow.clone(), bytes.clone(), None) {
                         return Ok(Arc::new(arr));
@@ -100,17 +139,19 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
         FieldKind::Cardinality { wide } => {
             let sizes = sizes(plan, n, sinks.take(node.slots[0])?)?;
             if plan.columns_all(f, &INDEX32) {
-                let sizes: Vec<i32> = sizes.into_iter().map(|s| i32::try_from(s).unwrap_or(i32::MAX)).collect();
-                return Ok(Arc::new(Int32Array::from(sizes)));
+                let it = sizes.iter().map(|&s| i32::try_from(s).unwrap_or(i32::MAX));
+                return Ok(Arc::new(Int32Array::new(try_collect(f, "sizes", sizes.len(), it)?.into(), None)));
             }
             if plan.columns_all(f, &[ColumnType::Index64, ColumnType::SplitIndex64]) {
+                // u64 → i64 in place: no second buffer.
                 let sizes: Vec<i64> = sizes.into_iter().map(|s| i64::try_from(s).unwrap_or(i64::MAX)).collect();
                 return Ok(Arc::new(Int64Array::from(sizes)));
             }
             Ok(if *wide {
                 Arc::new(UInt64Array::from(sizes))
             } else {
-                Arc::new(UInt32Array::from_iter_values(sizes.into_iter().map(|s| s as u32)))
+                let it = sizes.iter().map(|&s| s as u32);
+                Arc::new(UInt32Array::new(try_collect(f, "sizes", sizes.len(), it)?.into(), None))
             })
         }
         FieldKind::Collection { nullable } => {
@@ -122,7 +163,7 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
                 return optional(f, &offsets, values);
             }
             let field = Arc::new(child_field(plan.nodes[c].field, &values));
-            if let Some(narrow) = index32(plan, f, &offsets) {
+            if let Some(narrow) = index32(plan, f, &offsets)? {
                 return Ok(Arc::new(ListArray::try_new(field, narrow, values, None).map_err(|e| arrow_err(f, e))?));
             }
             let arr = LargeListArray::try_new(field, offsets, values, None).map_err(|e| arrow_err(f, e))?;
@@ -163,25 +204,34 @@ const INDEX32: [ColumnType; 2] = [ColumnType::Index32, ColumnType::SplitIndex32]
 
 /// Under [`ArrowShape::ColumnTypes`], the offsets of a field whose index
 /// columns are all 32-bit as 32-bit offsets (none if they do not fit).
-fn index32(plan: &Plan, f: &FieldNode, offsets: &OffsetBuffer<i64>) -> Option<OffsetBuffer<i32>> {
-    if !plan.columns_all(f, &INDEX32) {
-        return None;
+fn index32(plan: &Plan, f: &FieldNode, offsets: &OffsetBuffer<i64>) -> Result<Option<OffsetBuffer<i32>>> {
+    if !plan.columns_all(f, &INDEX32) || offsets.last().is_some_and(|&o| i32::try_from(o).is_err()) {
+        return Ok(None);
     }
-    let narrow: Vec<i32> = offsets.iter().map(|&o| i32::try_from(o).ok()).collect::<Option<_>>()?;
-    Some(OffsetBuffer::new(ScalarBuffer::from(narrow)))
+    // Offsets never decrease: the last fits, so all do.
+    let narrow = try_collect(f, "32-bit offsets", offsets.len(), offsets.iter().map(|&o| o as i32))?;
+    Ok(Some(OffsetBuffer::new(ScalarBuffer::from(narrow))))
+}
+
+/// Real16 values (decoded as `f32`, or `f64` for a `double` field) as
+/// Arrow half floats.
+fn half_floats(
+    f: &FieldNode,
+    n: usize,
+    halves: impl Iterator<Item = <Float16Type as ArrowPrimitiveType>::Native>,
+) -> Result<ArrayRef> {
+    Ok(Arc::new(Float16Array::new(try_collect(f, "half-precision values", n, halves)?.into(), None)))
 }
 
 /// A buffer of fixed-width values as the Arrow array of its type (booleans
 /// one byte each under [`ArrowShape::ColumnTypes`]).
-fn values_array(values: ColumnValues, shape: ArrowShape) -> std::result::Result<ArrayRef, String> {
+fn values_array(f: &FieldNode, values: ColumnValues, shape: ArrowShape) -> Result<ArrayRef> {
     fn prim<T: ArrowPrimitiveType>(v: Vec<T::Native>) -> ArrayRef {
         Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(v), None))
     }
     Ok(match values {
-        ColumnValues::Bool(v) if shape == ArrowShape::ColumnTypes => {
-            prim::<UInt8Type>(v.into_iter().map(u8::from).collect())
-        }
-        ColumnValues::Bool(v) => Arc::new(BooleanArray::new(BooleanBuffer::collect_bool(v.len(), |i| v[i]), None)),
+        ColumnValues::Bool(v) if shape == ArrowShape::ColumnTypes => prim::<UInt8Type>(alloc::bools_as_bytes(v)),
+        ColumnValues::Bool(v) => Arc::new(BooleanArray::new(try_bitmap(f, "bitmap", v.len(), |i| v[i])?, None)),
         ColumnValues::I8(v) => prim::<Int8Type>(v),
         ColumnValues::U8(v) => prim::<UInt8Type>(v),
         ColumnValues::I16(v) => prim::<Int16Type>(v),
@@ -192,7 +242,9 @@ fn values_array(values: ColumnValues, shape: ArrowShape) -> std::result::Result<
         ColumnValues::U64(v) | ColumnValues::Index(v) => prim::<UInt64Type>(v),
         ColumnValues::F32(v) => prim::<Float32Type>(v),
         ColumnValues::F64(v) => prim::<Float64Type>(v),
-        ColumnValues::Switch { .. } => return Err("a Switch column cannot hold a fundamental type".into()),
+        ColumnValues::Switch { .. } => {
+            return Err(node_error(f, "a Switch column cannot hold a fundamental type".into()))
+        }
     })
 }
 
@@ -307,7 +359,8 @@ fn sizes(plan: &Plan, n: usize, raw: ColumnValues) -> Result<Vec<u64>> {
     let ColumnValues::Index(raw) = raw else {
         return Err(node_error(plan.nodes[n].field, "index column decoded as another type".into()));
     };
-    let mut out = Vec::with_capacity(plan.nodes[n].len() as usize);
+    let len = plan.nodes[n].len() as usize;
+    let mut out = alloc::try_with_capacity(len, || oom_what(plan.nodes[n].field, "sizes", len, 8))?;
     for_each_piece(plan, n, &raw, |_, base, ends| {
         let mut prev = base;
         for &e in ends {
@@ -337,31 +390,39 @@ fn optional(f: &FieldNode, offsets: &OffsetBuffer<i64>, values: ArrayRef) -> Res
     if let Some(union) = values.as_any().downcast_ref::<UnionArray>() {
         return optional_union(f, offsets, union);
     }
-    if let Some(spread) = spread_numbers(offsets, values.as_ref()) {
+    if let Some(spread) = spread_numbers(f, offsets, values.as_ref())? {
         return Ok(spread);
     }
-    let indices: UInt64Array = offsets.windows(2).map(|w| (w[1] > w[0]).then_some(w[0] as u64)).collect();
+    let firsts =
+        try_collect(f, "take indices", len, offsets.windows(2).map(|w| if w[1] > w[0] { w[0] as u64 } else { 0 }))?;
+    let valid = try_bitmap(f, "take indices' validity", len, |i| offsets[i + 1] > offsets[i])?;
+    let indices = UInt64Array::new(firsts.into(), Some(NullBuffer::new(valid)));
     arrow_select::take::take(values.as_ref(), &indices, None).map_err(|e| arrow_err(f, e))
 }
 
 /// The numbers of an optional of a fixed-width type, each moved to its entry
 /// (an entry without a value gets a null slot), in one pass: no index array
 /// and no `take`. None for other types and for values with nulls of their own.
-fn spread_numbers(offsets: &OffsetBuffer<i64>, values: &dyn Array) -> Option<ArrayRef> {
-    fn spread<T: ArrowPrimitiveType>(offsets: &OffsetBuffer<i64>, values: &PrimitiveArray<T>) -> ArrayRef {
+fn spread_numbers(f: &FieldNode, offsets: &OffsetBuffer<i64>, values: &dyn Array) -> Result<Option<ArrayRef>> {
+    fn spread<T: ArrowPrimitiveType>(
+        f: &FieldNode,
+        offsets: &OffsetBuffer<i64>,
+        values: &PrimitiveArray<T>,
+    ) -> Result<Option<ArrayRef>> {
         let src = values.values();
         let at = |w: &[i64]| (w[1] > w[0]).then(|| src.get(w[0] as usize).copied()).flatten();
-        let spread: Vec<T::Native> = offsets.windows(2).map(|w| at(w).unwrap_or_default()).collect();
-        let valid = BooleanBuffer::collect_bool(spread.len(), |i| offsets[i + 1] > offsets[i]);
+        let len = offsets.len() - 1;
+        let spread = try_collect(f, "values", len, offsets.windows(2).map(|w| at(w).unwrap_or_default()))?;
+        let valid = try_bitmap(f, "validity", len, |i| offsets[i + 1] > offsets[i])?;
         let arr = PrimitiveArray::<T>::new(ScalarBuffer::from(spread), Some(NullBuffer::new(valid)));
-        Arc::new(arr.with_data_type(values.data_type().clone()))
+        Ok(Some(Arc::new(arr.with_data_type(values.data_type().clone()))))
     }
     if values.null_count() > 0 {
-        return None;
+        return Ok(None);
     }
     downcast_primitive_array!(
-        values => Some(spread(offsets, values)),
-        _ => None
+        values => spread(f, offsets, values),
+        _ => Ok(None)
     )
 }
 
@@ -374,7 +435,8 @@ fn optional_union(f: &FieldNode, offsets: &OffsetBuffer<i64>, values: &UnionArra
     let first = fields.iter().next().map(|(id, _)| id).unwrap_or_default();
     let base = children.first().map_or(0, |c| c.len());
     let len = offsets.len() - 1;
-    let (mut ids, mut at) = (Vec::with_capacity(len), Vec::with_capacity(len));
+    let mut ids = alloc::try_with_capacity(len, || oom_what(f, "union type ids", len, 1))?;
+    let mut at = alloc::try_with_capacity(len, || oom_what(f, "union offsets", len, 4))?;
     let mut missing = 0usize;
     for w in offsets.windows(2) {
         if w[1] > w[0] {
@@ -423,8 +485,8 @@ fn variant(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
     for &c in &node.children {
         children.push(build(plan, sinks, c)?);
     }
-    let mut type_ids = Vec::with_capacity(index.len());
-    let mut offsets = Vec::with_capacity(index.len());
+    let mut type_ids = alloc::try_with_capacity(index.len(), || oom_what(f, "union type ids", index.len(), 1))?;
+    let mut offsets = alloc::try_with_capacity(index.len(), || oom_what(f, "union offsets", index.len(), 4))?;
     let base0 = children.first().map_or(0, |c| c.len());
     let mut invalid = 0usize;
     // Items of each alternative before the current span.

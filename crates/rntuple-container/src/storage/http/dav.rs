@@ -44,10 +44,11 @@ pub struct DavSink {
 impl DavSink {
     /// Opens the local spool of `url`; nothing is sent before `finish`.
     pub fn create(url: &str) -> Result<Self> {
-        let parsed = Url::parse(url).map_err(|e| Error::invalid(format!("{url}: not a URL: {e}")))?;
+        let shown = crate::storage::redact::redact_url(url);
+        let parsed = Url::parse(url).map_err(|e| Error::invalid(format!("{shown}: not a URL: {e}")))?;
         let name = parsed.path_segments().and_then(|mut s| s.next_back()).unwrap_or_default().to_string();
         if name.is_empty() || parsed.query().is_some() {
-            return Err(Error::invalid(format!("{url}: writing needs a URL naming a file, without a query")));
+            return Err(Error::invalid(format!("{shown}: writing needs a URL naming a file, without a query")));
         }
         let unique = format!(
             "{}-{:08x}",
@@ -56,12 +57,12 @@ impl DavSink {
         );
         let mut temp = parsed.clone();
         temp.path_segments_mut()
-            .map_err(|()| Error::invalid(format!("{url}: not a URL with a path")))?
+            .map_err(|()| Error::invalid(format!("{shown}: not a URL with a path")))?
             .pop()
             .push(&format!(".{name}.{unique}.rntuple-tmp"));
         let dir = std::env::var_os("RNTUPLE_SPOOL_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
         let spool_path = dir.join(format!("rntuple-spool-{unique}.root"));
-        let spool = LocalSink::create(&spool_path).map_err(|e| e.within(&format!("the local spool of {url}")))?;
+        let spool = LocalSink::create(&spool_path).map_err(|e| e.within(&format!("the local spool of {shown}")))?;
         Ok(DavSink {
             transport: Transport::new(url)?,
             token: super::token::for_url(url)?,

@@ -90,7 +90,7 @@ fn check_bucket(bucket: &str, aws: bool) -> std::result::Result<(), String> {
 impl S3Requests {
     /// Resolves `s3://bucket/key` against the environment.
     fn new(url: &str) -> Result<Self> {
-        let bad = |message: String| Error::invalid(format!("{url}: {message}"));
+        let bad = |message: String| Error::invalid(format!("{}: {message}", crate::storage::redact::redact_url(url)));
         let rest = url.get(5..).filter(|_| url.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("s3://")));
         let (bucket, key) = rest.and_then(|r| r.split_once('/')).ok_or_else(|| bad("not s3://bucket/key".into()))?;
         if bucket.is_empty() || key.is_empty() {

@@ -105,7 +105,7 @@ pub(crate) fn split_host_port(authority: &str) -> Option<(String, u16)> {
 
 /// Host, port and path (with `?opaque`) of a `root://` or `xroot://` URL.
 fn parse_url(url: &str) -> Result<(String, u16, String)> {
-    let bad = |why: &str| Error::invalid(format!("{url}: {why}"));
+    let bad = |why: &str| Error::invalid(format!("{}: {why}", crate::storage::redact::redact_url(url)));
     let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("not a URL"))?;
     if !matches!(scheme.to_ascii_lowercase().as_str(), "root" | "xroot") {
         return Err(bad("not a root:// or xroot:// URL"));
@@ -503,23 +503,9 @@ impl ReadAt for XrootdFile {
     }
 
     /// Reads into one buffer (see [`ReadAt::read_ranges_into`]), then hands
-    /// out a copy of each range.
+    /// out each range (buffers allocated fallibly).
     fn read_ranges(&self, ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
-        let mut total = 0usize;
-        for &(offset, len) in ranges {
-            check_range(offset, len as u64, self.size, "vectored read")?;
-            total = total.saturating_add(len);
-        }
-        let mut all = vec![0u8; total];
-        self.read_ranges_into(ranges, &mut all)?;
-        let mut at = 0usize;
-        Ok(ranges
-            .iter()
-            .map(|&(_, len)| {
-                at += len;
-                all[at - len..at].to_vec()
-            })
-            .collect())
+        crate::storage::read_ranges_via_into(self, self.size, ranges)
     }
 
     fn read_ranges_into(&self, ranges: &[(u64, usize)], out: &mut [u8]) -> Result<()> {

@@ -63,7 +63,10 @@ impl XrootdSink {
     pub fn create(url: &str) -> Result<Self> {
         let (host, port, path) = parse_url(url)?;
         if path.contains('?') {
-            return Err(Error::invalid(format!("{url}: writing takes a path without '?' options")));
+            return Err(Error::invalid(format!(
+                "{}: writing takes a path without '?' options",
+                crate::storage::redact::redact_url(url)
+            )));
         }
         let user = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "rntuple".into());
         let mut sink = XrootdSink {

@@ -22,8 +22,10 @@ import sys
 from typing import Any
 
 from .. import _lib
+from .._errors import InvalidArgumentError
+from .._read_args import memory_budget
 from ._server import ASSETS, BrowseServer, asset
-from ._source import Source
+from ._source import DEFAULT_MAX_MEMORY, Source
 
 __all__ = ["BrowseServer", "Source", "page_html", "serve", "write_html"]
 
@@ -39,11 +41,19 @@ def _split(target: str) -> tuple[str, str | None]:
     return path, name
 
 
-def serve(target: str, host: str = "127.0.0.1", port: int = 0, verify_checksums: bool = True) -> BrowseServer:
+def serve(
+    target: str,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    verify_checksums: bool = True,
+    max_memory: int | str | None = DEFAULT_MAX_MEMORY,
+) -> BrowseServer:
     """Starts serving the page of ``target`` (``FILE[:NAME]``, a path or URL) in
-    a background thread; ``server.url`` is its address, ``server.stop()`` ends it."""
+    a background thread; ``server.url`` is its address, ``server.stop()`` ends it.
+    ``max_memory``: the budget of each read a request makes (bytes or ``"2 GB"``;
+    None: none); a read over it is an error answer, and the server goes on."""
     path, name = _split(target)
-    server = BrowseServer(Source(path, name, verify_checksums), host=host, port=port)
+    server = BrowseServer(Source(path, name, verify_checksums, max_memory), host=host, port=port)
     server.start()
     return server
 
@@ -87,10 +97,15 @@ def page_html(source: Source) -> str:
     return page.replace("<!--DATA-->", f'<script id="rntuple-data" type="application/json">{text}</script>')
 
 
-def write_html(target: str, output: str | os.PathLike[str], verify_checksums: bool = True) -> str:
+def write_html(
+    target: str,
+    output: str | os.PathLike[str],
+    verify_checksums: bool = True,
+    max_memory: int | str | None = DEFAULT_MAX_MEMORY,
+) -> str:
     """Writes the self-contained page of ``target`` to ``output``; returns its path."""
     path, name = _split(target)
-    source = Source(path, name, verify_checksums)
+    source = Source(path, name, verify_checksums, max_memory)
     try:
         text = page_html(source)
     finally:
@@ -106,8 +121,12 @@ def write_html(target: str, output: str | os.PathLike[str], verify_checksums: bo
 def main(args: dict[str, Any]) -> None:
     """``rntuple browse`` with the registry's parsed arguments."""
     verify = args.get("verify_checksums", True)
+    try:
+        budget = memory_budget(args.get("max_memory") or DEFAULT_MAX_MEMORY)
+    except ValueError as err:
+        raise InvalidArgumentError(f"--max-memory: {err}") from None
     if args.get("html"):
-        out = write_html(args["target"], args["output"], verify)
+        out = write_html(args["target"], args["output"], verify, budget)
         print(f"wrote {out}")
         return
     host = args.get("host") or "127.0.0.1"
@@ -116,7 +135,7 @@ def main(args: dict[str, Any]) -> None:
             f"rntuple browse: warning: listening on {host}: anyone who can reach this address can read the file",
             file=sys.stderr,
         )
-    server = serve(args["target"], host=host, port=args.get("port") or 0, verify_checksums=verify)
+    server = serve(args["target"], host=host, port=args.get("port") or 0, verify_checksums=verify, max_memory=budget)
     shown = _lib.redact_url(args["target"])
     print(f"rntuple browse: serving {shown} at {server.url} (Ctrl-C stops)", flush=True)
     try:

@@ -31,6 +31,13 @@ MAX_VALUES = 1000
 MAX_BINS = 1000
 #: Histograms kept (per RNTuple, field and bin count); the oldest goes first.
 CACHED_HISTOGRAMS = 64
+#: The memory budget of each read (``rntuple.open(max_memory=)``) unless given
+#: (``rntuple browse --max-memory``): a server shared by whoever can reach it
+#: must not be ended by one request for a column larger than the machine, so a
+#: read over it is refused (an error on the page) before it allocates. 1 GiB
+#: holds a histogram's column of 134 M doubles; the conversion to numpy may
+#: copy it once more.
+DEFAULT_MAX_MEMORY = "1 GiB"
 
 
 def _error_text(err: BaseException) -> str:
@@ -40,8 +47,18 @@ def _error_text(err: BaseException) -> str:
 class Source:
     """One file: loaded once, asked many times (thread-safe)."""
 
-    def __init__(self, path: str, first: str | None = None, verify_checksums: bool = True) -> None:
+    def __init__(
+        self,
+        path: str,
+        first: str | None = None,
+        verify_checksums: bool = True,
+        max_memory: int | str | None = DEFAULT_MAX_MEMORY,
+    ) -> None:
+        from .._read_args import memory_budget
+
         self.path = path
+        #: The budget of each read in bytes (None: none).
+        self.max_memory = memory_budget(max_memory)
         #: The path or URL as shown (on the page, in its title): without credentials.
         self.shown = _lib.redact_url(path)
         self.first = first
@@ -149,7 +166,7 @@ class Source:
                 from .._file import File
 
                 if self._file is None:
-                    self._file = File(self.path, verify_checksums=self.verify_checksums)
+                    self._file = File(self.path, verify_checksums=self.verify_checksums, max_memory=self.max_memory)
                 self._ntuples[name] = self._file[name]
             return self._ntuples[name]
 
