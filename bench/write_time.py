@@ -59,9 +59,8 @@ def main() -> int:
         for comp in cmds:
             os.remove(os.path.join(a.scratch, f"write-time-{name}-{comp}.root"))
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-    print(
-        f"{'workload':10} {'base min':>9} {'new min':>9} {'new/base':>8}   {'base med':>9} {'new med':>9} {'new/base':>8}"
-    )
+    heads = ("base min", "new min", "new/base", "base med", "new med", "new/base")
+    print(f"{'workload':10} " + " ".join(f"{h:>9}" for h in heads))
     for name, c in cpu.items():
         bmin, nmin = min(c["base"]), min(c["new"])
         bmed, nmed = statistics.median(c["base"]), statistics.median(c["new"])
