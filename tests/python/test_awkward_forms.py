@@ -171,6 +171,7 @@ def _cluster_pieces(nt: rntuple.RNTuple, start: int, stop: int) -> list[tuple[in
 UPROOT_READS_NONE = {
     # streamer fields only (uproot: "probably never"); test_streamer.py compares with ROOT's reader
     ("streamer_root640.root", "Events"),
+    ("streamer_gaps_root640.root", "Events"),
 }
 
 

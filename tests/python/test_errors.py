@@ -170,7 +170,9 @@ def test_read_arguments_are_declared_once_and_shown() -> None:
     for cls in (rntuple.Chain, rntuple.Join):
         assert inspect.signature(cls.arrays) == arrays, cls
         assert inspect.signature(cls.iterate) == inspect.signature(rntuple.RNTuple.iterate), cls
-    assert set(_keywords(rntuple.iterate)) == set(_keywords(rntuple.RNTuple.iterate)) | {"union", "allow_missing"}
+    # Over several files: how they are combined, and a progress bar counting them.
+    over_files = {"union", "allow_missing", "progress"}
+    assert set(_keywords(rntuple.iterate)) == set(_keywords(rntuple.RNTuple.iterate)) | over_files
     assert set(_keywords(rntuple.concatenate)) == set(_keywords(rntuple.RNTuple.arrays)) | {"union", "allow_missing"}
     assert "Reads fields over a range of entries" in (rntuple.RNTuple.arrays.__doc__ or "")
     assert rntuple.RNTuple.arrays.__name__ == "arrays" and rntuple.Chain.iterate.__qualname__ == "Chain.iterate"

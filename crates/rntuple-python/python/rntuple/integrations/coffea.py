@@ -34,7 +34,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from .._errors import InvalidArgumentError
+from .._errors import InvalidArgumentError, NotFoundError
 from . import require
 
 __all__ = ["NanoEventsFactory"]
@@ -100,7 +100,7 @@ class _LazyColumns:
 
     def __getitem__(self, name: str) -> _LazyColumn:
         if name not in self._names:
-            raise KeyError(name)
+            raise NotFoundError(name)
         return _LazyColumn(self, name)
 
     def read(self, name: str, start: int, stop: int) -> Any:
