@@ -1,12 +1,12 @@
 """What JSROOT (the version in tests/jsroot/JSROOT_VERSION, driven as in ``test_write_jsroot.py``)
 makes of the class fields of issue 26: struct-of-arrays fields (ROOT 6.40's ``RSoAField``, and ours
 written with ``soa=``) and streamer fields (``RStreamerField``, ROOT's
-``tests/data/streamer_root640.root``).
+``tests/data/streamer_root640.root``, and ours written with ``streamer=``).
 
 Values JSROOT reads are compared with the values written (SoA: ``test_soa.filled``, the values
 ``tests/reference/soa_root.py`` fills) or with ROOT's ``RNTupleReader`` reading of the same file
-(``tests/data/streamer_root640.json``). What it does not read is asserted as it behaves now, so a
-JSROOT that learns it makes the test fail (docs/format-notes.md lists these limits).
+(``tests/data/streamer_root640.json``) or with the values we wrote. What it does not read is
+asserted as it behaves now, so a JSROOT that learns it makes the test fail (docs/format-notes.md lists these limits).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import pytest
 import rntuple
 from conftest import DATA
 from test_soa import SOA_TYPES, filled, soa_data
+from test_streamer_write import rows as streamer_rows
+from test_streamer_write import write as write_streamer
 from test_write_jsroot import jsroot_dumps, same
 
 SOA = os.path.join(DATA, "soa_root640.root")
@@ -108,3 +110,43 @@ def test_jsroot_does_not_read_a_streamer_field_of_a_vector(streamer_dumps):
     no streamer info of its own in the file) fails in JSROOT 7.11."""
     got = streamer_dumps["hits"]
     assert isinstance(got, str) and "No streamer for type 'std::vector<Hit>'" in got, got
+
+
+def _bytewise_strings(value):
+    """JSROOT 7.11 turns a streamed ``std::string`` into one character per byte (``"é"``, UTF-8 bytes
+    C3 A9, reads as ``"Ã©"``): the same for ROOT's bytes, which ours equal (test_streamer_write.py)."""
+    if isinstance(value, str):
+        return value.encode("utf-8").decode("latin-1")
+    if isinstance(value, list):
+        return [_bytewise_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _bytewise_strings(v) for k, v in value.items()}
+    return value
+
+
+@pytest.fixture(scope="module")
+def our_streamer_dumps(tmp_path_factory) -> dict[str, list[dict] | str]:
+    directory = tmp_path_factory.mktemp("jsroot-our-streamer")
+    path = str(directory / "streamer_ours.root")
+    write_streamer(path)
+    fields = ["hit", "hits", "der"]
+    return dict(zip(fields, jsroot_dumps([(path, "Events", [f]) for f in fields], str(directory)), strict=True))
+
+
+@pytest.mark.parametrize(("field", "typename"), [("hit", "WHit"), ("der", "WDerived")], ids=["class", "base"])
+def test_jsroot_reads_our_streamer_fields(our_streamer_dumps, field, typename):
+    """Our streamer fields of a class (``WHit``: fundamentals, a vector, a string) and of a derived class
+    with a class member and a vector of classes (``WDerived``): JSROOT finds the classes in the file's
+    streamer-info record, where the writer lists them as ROOT does, and reads the values written."""
+    got = our_streamer_dumps[field]
+    assert not isinstance(got, str), got
+    want = [_bytewise_strings(_as_jsroot(r[field])) for r in streamer_rows()]
+    assert [e[field]["_typename"] for e in got] == [typename] * len(want)
+    assert same(want, [_without_typename(e[field]) for e in got])
+
+
+def test_jsroot_fails_on_our_vector_streamer_field_as_on_roots(our_streamer_dumps):
+    """Known limit, the same as for ROOT's file: JSROOT 7.11 looks up a streamer info of the
+    collection type ``std::vector<WHit>`` itself."""
+    got = our_streamer_dumps["hits"]
+    assert isinstance(got, str) and "No streamer for type 'std::vector<WHit>'" in got, got

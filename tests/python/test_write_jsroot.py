@@ -288,10 +288,6 @@ def write_limits(directory: str) -> dict[str, tuple[str, str, list[str], object]
         w.extend({"y": np.arange(2, 4, dtype=np.int32), "x": np.array([7, 8], dtype=np.int32)})
         w.close()
     out["schema extension (deferred columns)"] = (path("extension"), "t", ["x"], [0, 0, 7, 8])
-    hits = ak.Array([{"a": 1, "b": 2.5}, {"a": 2, "b": 3.5}])
-    with rntuple.recreate(path("streamer")) as f:
-        f.mkrntuple("t", {"x": hits}, types={"x": "JHit"}, streamer=["x"]).extend({"x": hits})
-    out["streamer fields"] = (path("streamer"), "t", ["x"], ak.to_list(hits))
     return out
 
 
@@ -316,9 +312,6 @@ JSROOT_KNOWN_LIMITS = {
     "ROOT::VecOps::RVec": "differs",  # gives the offsets (only std:: collections are known)
     "projected fields": "fails",  # alias columns are not followed: "No columns found for field"
     "schema extension (deferred columns)": "differs",  # reads deferred columns from element 0
-    # JSROOT looks the class up in the TFile's StreamerInfo record, where ROOT also puts it; we put it in the
-    # RNTuple footer only (the spec's place): "No streamer for type 'JHit'" (docs/format-notes.md)
-    "streamer fields": "fails",
 }
 
 

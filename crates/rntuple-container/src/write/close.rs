@@ -52,6 +52,9 @@ pub(crate) struct Identity<'a> {
     pub(crate) nbytes_name: u32,
     /// UUID of the directory with the given path (`""` for the top).
     pub(crate) uuid: &'a dyn Fn(&str) -> [u8; 16],
+    /// Streamer infos of classes appended to `ROOT::RNTuple`'s in the
+    /// streamer-info record ([`streamer_info_record`]).
+    pub(crate) class_infos: &'a [Vec<u8>],
 }
 
 impl std::fmt::Debug for Identity<'_> {
@@ -76,6 +79,39 @@ pub(crate) struct Closing {
     pub(crate) header: Vec<u8>,
     /// `fEND`.
     pub(crate) end: u64,
+}
+
+/// The streamer-info record: the `TList` of [`RNTUPLE_STREAMER_INFO`] with
+/// `class_infos` appended (each a `TStreamerInfo` as `WriteObjectAny`
+/// streams it, followed by the list's option string for it), as ROOT lists
+/// the classes of an RNTuple's streamer fields there besides the footer.
+/// Readers that resolve classes through the file (JSROOT's
+/// `getStreamer`) find them. The appended objects must not refer back to
+/// class tags (they carry each class name in full), so their bytes do not
+/// depend on where they land.
+pub(crate) fn streamer_info_record(class_infos: &[Vec<u8>]) -> Result<Vec<u8>> {
+    // TList: byte count, version (2), TObject (10), fName "" (1), object count.
+    const COUNT_AT: usize = 4 + 2 + 10 + 1;
+    let mut record = RNTUPLE_STREAMER_INFO.to_vec();
+    if class_infos.is_empty() {
+        return Ok(record);
+    }
+    let count =
+        i32::from_be_bytes([record[COUNT_AT], record[COUNT_AT + 1], record[COUNT_AT + 2], record[COUNT_AT + 3]]);
+    let total = i32::try_from(class_infos.len())
+        .ok()
+        .and_then(|n| count.checked_add(n))
+        .ok_or_else(|| internal("too many streamer infos"))?;
+    record[COUNT_AT..COUNT_AT + 4].copy_from_slice(&total.to_be_bytes());
+    for info in class_infos {
+        record.extend_from_slice(info);
+    }
+    let byte_count = u32::try_from(record.len() - 4)
+        .ok()
+        .filter(|&n| n < 0x4000_0000)
+        .ok_or_else(|| internal("the streamer-info record exceeds a byte count"))?;
+    record[..4].copy_from_slice(&(byte_count | 0x4000_0000).to_be_bytes());
+    Ok(record)
 }
 
 /// Lays out and serializes the closing records of a file whose payloads end
@@ -168,7 +204,8 @@ pub(crate) fn close(tree: &Tree, start: u64, id: &Identity<'_>) -> Result<Closin
     let list_of = |d: usize| order.iter().position(|&o| o == d).map(|i| &lists[i].0);
 
     // Streamer info.
-    let info = rntuple_format::compression::compress(&RNTUPLE_STREAMER_INFO, id.compression)?;
+    let record = streamer_info_record(id.class_infos)?;
+    let info = rntuple_format::compression::compress(&record, id.compression)?;
     let info_key = Key {
         class_name: "TList".into(),
         name: "StreamerInfo".into(),
@@ -177,7 +214,7 @@ pub(crate) fn close(tree: &Tree, start: u64, id: &Identity<'_>) -> Result<Closin
         seek_key: cursor,
         seek_pdir: BEGIN,
         stored_len: info.len() as u64,
-        obj_len: RNTUPLE_STREAMER_INFO.len() as u64,
+        obj_len: record.len() as u64,
     };
     if info_key.key_len() != usize::from(STREAMER_INFO_KEY_LEN) {
         return Err(internal("the streamer-info key header does not have the length the record was streamed for"));

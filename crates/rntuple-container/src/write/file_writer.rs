@@ -64,6 +64,9 @@ pub struct FileWriter {
     journal: Option<JournalWriter>,
     /// The directory of a local file.
     local_dir: Option<PathBuf>,
+    /// Streamer infos of the classes of streamer fields, for the file's
+    /// streamer-info record ([`FileWriter::add_class_streamer_info`]).
+    class_infos: Vec<Vec<u8>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,6 +155,7 @@ impl FileWriter {
             file_id,
             journal: None,
             local_dir: None,
+            class_infos: Vec::new(),
             file_name,
             path,
         };
@@ -334,6 +338,19 @@ impl FileWriter {
         Ok(payload_at)
     }
 
+    /// Lists a class's `TStreamerInfo` in the file's streamer-info record
+    /// besides `ROOT::RNTuple`'s, as ROOT does for the classes its streamer
+    /// fields reach (readers such as JSROOT look classes up there rather than
+    /// in the RNTuple's footer). `object` is the info as `WriteObjectAny`
+    /// streams it, every class tag written in full (no reference to an
+    /// earlier tag: the bytes must not depend on their position), followed by
+    /// the list's option string (`0x00`). The same bytes are listed once.
+    pub fn add_class_streamer_info(&mut self, object: &[u8]) {
+        if !self.class_infos.iter().any(|o| o == object) {
+            self.class_infos.push(object.to_vec());
+        }
+    }
+
     /// The largest payload of one key; the anchors must carry it.
     pub fn max_key_size(&self) -> u64 {
         self.options.max_key_size
@@ -386,6 +403,7 @@ impl FileWriter {
             compression: self.options.compression,
             nbytes_name: self.nbytes_name,
             uuid: &uuid,
+            class_infos: &self.class_infos,
         };
         let closing = close(&self.tree, self.pos, &identity)?;
         let result = self.write_closing(&closing.metadata, &closing.top_record, &closing.header);

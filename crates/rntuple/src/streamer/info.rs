@@ -59,15 +59,24 @@ impl StreamerInfos {
     /// (`WriteObjectAny` of the list). Objects of other classes in the list
     /// (schema evolution rules) are skipped by their byte counts.
     pub fn parse(bytes: &[u8]) -> Result<Self, Fail> {
-        let mut b = Buf::new(bytes);
-        let mut infos = StreamerInfos::default();
+        Self::parse_buf(Buf::new(bytes))
+    }
+
+    fn parse_buf(mut b: Buf<'_>) -> Result<Self, Fail> {
         let Some((class, end)) = b.object_header("streamer info list")? else {
-            return Ok(infos);
+            return Ok(StreamerInfos::default());
         };
         if class != "TList" {
             return Err(format!("the streamer info record holds a {class}, not a TList"));
         }
-        b.version("TList")?;
+        Self::list(b, Some(end))
+    }
+
+    /// The `TList` itself (`TList::Streamer`: version, `TObject`, name,
+    /// objects each followed by its option string), ending at `end`.
+    fn list(mut b: Buf<'_>, end: Option<usize>) -> Result<Self, Fail> {
+        let mut infos = StreamerInfos::default();
+        let (counted_end, ..) = b.version("TList")?;
         tobject(&mut b)?;
         b.tstring("TList name")?;
         let n = b.i32("TList size")?;
@@ -85,8 +94,22 @@ impl StreamerInfos {
             }
             b.tstring("TList option")?;
         }
-        b.seek(end, "streamer info list")?;
+        if let Some(end) = end.or(counted_end) {
+            b.seek(end, "streamer info list")?;
+        }
         Ok(infos)
+    }
+
+    /// The `TList` of `TStreamerInfo` that is the payload of a file's
+    /// `StreamerInfo` key (`fSeekInfo`; the list itself, not a pointer to
+    /// it), whose class tags count from the start of the key: `key_len`
+    /// bytes before the payload.
+    pub fn parse_key_payload(payload: &[u8], key_len: usize) -> Result<Self, Fail> {
+        let mut shifted = vec![0u8; key_len];
+        shifted.extend_from_slice(payload);
+        let mut b = Buf::new(&shifted);
+        b.seek(key_len, "streamer info record")?;
+        Self::list(b, None)
     }
 
     /// The info of `class`: of `version` if given and known, of `checksum`

@@ -199,6 +199,23 @@ impl Classes {
         w.out
     }
 
+    /// Each class's `TStreamerInfo` on its own, as a `TList` of the file's
+    /// streamer-info record holds it (the object, then the option string),
+    /// with every class tag written in full, so that the bytes can be placed
+    /// anywhere in that list
+    /// ([`rntuple_container::write::FileWriter::add_class_streamer_info`]).
+    pub fn streamer_info_objects(&self) -> Vec<Vec<u8>> {
+        self.order
+            .iter()
+            .map(|name| {
+                let mut w = Writer { standalone: true, ..Writer::default() };
+                w.object("TStreamerInfo", |w| self.streamer_info(w, &self.by_name[name]));
+                w.tstring("");
+                w.out
+            })
+            .collect()
+    }
+
     fn streamer_info(&self, w: &mut Writer, c: &Class) {
         w.version_counted(9, |w| {
             w.tnamed(&c.name, 0x0001_0000);
@@ -290,6 +307,8 @@ pub(crate) struct Writer {
     pub out: Vec<u8>,
     /// Positions (+ 2) of the class tags written, by class name.
     tags: HashMap<&'static str, u32>,
+    /// Write every class tag in full, never a reference to an earlier one.
+    standalone: bool,
 }
 
 /// The byte-count flag of a count word.
@@ -297,7 +316,7 @@ const BYTE_COUNT: u32 = 0x4000_0000;
 
 impl Writer {
     pub fn with(out: Vec<u8>) -> Self {
-        Writer { out, tags: HashMap::new() }
+        Writer { out, ..Writer::default() }
     }
     pub fn u8(&mut self, v: u8) {
         self.out.push(v);
@@ -344,8 +363,8 @@ impl Writer {
     fn object(&mut self, class: &'static str, body: impl FnOnce(&mut Self)) {
         self.counted(|w| {
             match w.tags.get(class) {
-                Some(&t) => w.u32(0x8000_0000 | t),
-                None => {
+                Some(&t) if !w.standalone => w.u32(0x8000_0000 | t),
+                _ => {
                     let at = w.out.len() as u32;
                     w.tags.insert(class, at + 2);
                     w.u32(0xFFFF_FFFF);

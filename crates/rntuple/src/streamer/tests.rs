@@ -406,7 +406,6 @@ fn the_writer_writes_roots_field_records_bytes_and_streamer_info() {
     write_batches(&path, "Events", [ours_batch], &overrides, WriteOptions::default()).expect("write");
     let ours = RNTupleFile::open(&path).expect("open ours").rntuple("Events").expect("Events");
     let ours_read = ours.read_all().expect("read ours");
-    let _ = std::fs::remove_file(&path);
     for (i, stored) in stored.iter().enumerate().take(2) {
         let (a, b) = (&root.descriptor().fields[i], &ours.descriptor().fields[i]);
         assert_eq!(
@@ -426,4 +425,17 @@ fn the_writer_writes_roots_field_records_bytes_and_streamer_info() {
     let ours_infos = ours.streamer_infos().expect("our infos");
     assert_eq!(ours_infos.get("Hit", None, None), infos.get("Hit", None, None));
     assert_eq!(ours.descriptor().extra_type_info.len(), 1);
+    // The file's own StreamerInfo record lists Hit too, as ROOT's does (JSROOT
+    // looks classes up there), after ROOT::RNTuple's info.
+    let file_infos = |f: &RNTupleFile| {
+        let payload = f.root_file().streamer_info().expect("read record").expect("a record");
+        StreamerInfos::parse_key_payload(&payload, 72).expect("parse record")
+    };
+    let ours_file = RNTupleFile::open(&path).expect("open ours");
+    let root_file = RNTupleFile::open(data("streamer_root640.root")).expect("open");
+    let (ours_record, root_record) = (file_infos(&ours_file), file_infos(&root_file));
+    assert_eq!(ours_record.get("Hit", None, None), root_record.get("Hit", None, None));
+    assert!(ours_record.get("Hit", None, None).is_some());
+    assert!(ours_record.get("ROOT::RNTuple", None, None).is_some());
+    let _ = std::fs::remove_file(&path);
 }

@@ -115,6 +115,13 @@ impl BlobSink for SharedFileWriter {
     fn commit(&mut self, record: &[u8]) -> Result<()> {
         self.with(|w| w.commit(record))
     }
+    fn add_class_streamer_info(&mut self, object: &[u8]) {
+        // A closed file has no record to add to; its writers fail elsewhere.
+        let _ = self.with(|w| {
+            w.add_class_streamer_info(object);
+            Ok(())
+        });
+    }
 }
 
 #[cfg(test)]

@@ -73,6 +73,10 @@ pub trait BlobSink: Send {
     fn commit(&mut self, _record: &[u8]) -> Result<()> {
         Ok(())
     }
+    /// Lists a class's streamer info in the file's streamer-info record
+    /// ([`FileWriter::add_class_streamer_info`]); a sink without that record
+    /// ignores it.
+    fn add_class_streamer_info(&mut self, _object: &[u8]) {}
 }
 
 impl BlobSink for FileWriter {
@@ -96,6 +100,9 @@ impl BlobSink for FileWriter {
     }
     fn commit(&mut self, record: &[u8]) -> Result<()> {
         FileWriter::commit(self, record)
+    }
+    fn add_class_streamer_info(&mut self, object: &[u8]) {
+        FileWriter::add_class_streamer_info(self, object)
     }
 }
 
@@ -121,6 +128,9 @@ impl<T: BlobSink + ?Sized> BlobSink for &mut T {
     }
     fn commit(&mut self, record: &[u8]) -> Result<()> {
         (**self).commit(record)
+    }
+    fn add_class_streamer_info(&mut self, object: &[u8]) {
+        (**self).add_class_streamer_info(object)
     }
 }
 

@@ -96,10 +96,8 @@ fn ty(f: &PlanField, classes: &mut Classes) -> std::result::Result<Ty, String> {
     }
 }
 
-/// The footer's extra type information for the streamer fields among
-/// `fields`: one record, content id 0 (streamer info), with the `TList` of
-/// `TStreamerInfo` of every class they reach; none without streamer fields.
-pub(crate) fn extra_type_info(fields: &[PlanField]) -> Vec<ExtraTypeInfo> {
+/// Every class the streamer fields among `fields` reach, each once.
+pub(crate) fn classes_of(fields: &[PlanField]) -> Classes {
     let mut all = Classes::default();
     for f in fields {
         if let Some(e) = &f.streamer {
@@ -111,6 +109,13 @@ pub(crate) fn extra_type_info(fields: &[PlanField]) -> Vec<ExtraTypeInfo> {
             }
         }
     }
+    all
+}
+
+/// The footer's extra type information for the streamer fields' classes
+/// ([`classes_of`]): one record, content id 0 (streamer info), with the
+/// `TList` of their `TStreamerInfo`; none without streamer fields.
+pub(crate) fn extra_type_info(all: &Classes) -> Vec<ExtraTypeInfo> {
     if all.order.is_empty() {
         return Vec::new();
     }

@@ -245,7 +245,12 @@ impl<'f> RNTupleWriter<'f> {
         let sets = std::mem::take(&mut self.attribute_sets);
         let r = sets.write(self.sink.dest()).and_then(|attribute_sets| {
             let mut schema_extension = header.extension_of(&self.ctx.plan.schema);
-            schema_extension.extra_type_info = super::streamer_field::extra_type_info(&self.ctx.plan.fields);
+            let classes = super::streamer_field::classes_of(&self.ctx.plan.fields);
+            schema_extension.extra_type_info = super::streamer_field::extra_type_info(&classes);
+            // ROOT lists them in the file's streamer-info record too.
+            for object in classes.streamer_info_objects() {
+                self.sink.dest().add_class_streamer_info(&object);
+            }
             self.sink.finish(FooterParts { feature_flags: Vec::new(), schema_extension, attribute_sets })
         });
         self.ctx.guard(r)
