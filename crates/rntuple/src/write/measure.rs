@@ -120,8 +120,8 @@ pub(crate) fn unzipped_bytes(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array
             total
         }
         // ROOT's `RStreamerField::AppendImpl` counts the streamed bytes and the index.
-        FieldKind::Streamer => match super::streamer_field::encode(f, arr, a, b) {
-            Ok((bytes, _)) => own(0) + Bytes::of(bytes.len() as u64, &cols[f.columns[1]]),
+        FieldKind::Streamer => match super::streamer_field::entries(f, arr, a, b) {
+            Ok(e) => own(0) + Bytes::of(e.bytes().len() as u64, &cols[f.columns[1]]),
             Err(_) => Bytes::default(),
         },
         FieldKind::Cardinality { .. } | FieldKind::Unsupported(_) => Bytes::default(),
@@ -234,7 +234,7 @@ pub(crate) fn check_values(f: &PlanField, cols: &[ColumnPlan], arr: &dyn Array, 
             }
             Ok(())
         }
-        FieldKind::Streamer => super::streamer_field::encode(f, arr, a, b).map(|_| ()),
+        FieldKind::Streamer => super::streamer_field::entries(f, arr, a, b).map(|_| ()),
         FieldKind::Cardinality { .. } | FieldKind::Unsupported(_) => Err(unwritable(f)),
     }
 }

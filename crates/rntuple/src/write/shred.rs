@@ -114,10 +114,10 @@ impl Filler {
             FieldKind::Variant => self.append_variant(f, arr, a, b),
             FieldKind::Wrapper => self.append(&f.children[0], arr, a, b),
             FieldKind::Streamer if f.streamer.is_some() => {
-                let (bytes, ends) = super::streamer_field::encode(f, arr, a, b)?;
+                let e = super::streamer_field::entries(f, arr, a, b)?;
                 let base = self.columns.n_cluster(f.columns[1]);
-                push_blocks(&mut self.columns, f.columns[0], b - a, |j| base + ends[j])?;
-                self.columns.push(f.columns[1], &bytes)
+                push_blocks(&mut self.columns, f.columns[0], b - a, |j| base + e.end(j))?;
+                self.columns.push(f.columns[1], e.bytes())
             }
             FieldKind::Cardinality { .. } | FieldKind::Streamer | FieldKind::Unsupported(_) => Err(unwritable(f)),
         }
