@@ -254,6 +254,15 @@ class Chain:
 
         return chain_reader(self, requested_schema).__arrow_c_stream__()
 
+    def arrow_dataset(self) -> Any:
+        """The chain as a ``pyarrow.dataset.Dataset`` that reads only the fields a scan asks for
+        and its filter uses (DuckDB pushes both into it), as ``RNTuple.arrow_dataset``."""
+        from ._arrow_dataset import ArrowDataset
+        from ._arrow_stream import chain_reader
+
+        schema = self.arrays(entry_start=0, entry_stop=0, library="pa").schema
+        return ArrowDataset(schema, lambda wanted: chain_reader(self, wanted), lambda: self.num_entries, "the chain")
+
     def _check_against_first(self, i: int, read: set[str]) -> None:
         """Member ``i`` agrees with the first on the fields ``read`` (as uproot and ROOT's
         processor, fields that are not read may differ)."""

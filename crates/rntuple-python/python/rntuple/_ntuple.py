@@ -103,6 +103,20 @@ class RNTuple:
 
         return record_batch_reader(self, requested_schema).__arrow_c_stream__()
 
+    def arrow_dataset(self) -> Any:
+        """The readable top-level fields as a ``pyarrow.dataset.Dataset`` that reads only the
+        fields a scan asks for and its filter uses: hand it to DuckDB
+        (``events = nt.arrow_dataset(); duckdb.sql("select avg(MET_pt) from events")``), which
+        pushes its projection and filters into it, where it reads every field of ``nt`` itself
+        (``_arrow_dataset``)."""
+        from ._arrow_dataset import ArrowDataset
+        from ._arrow_stream import record_batch_reader
+
+        schema = self.arrays(entry_start=0, entry_stop=0, library="pa").schema
+        return ArrowDataset(
+            schema, lambda wanted: record_batch_reader(self, wanted), lambda: self.num_entries, f"RNTuple '{self.name}'"
+        )
+
     def _repr_html_(self) -> str:
         """The notebook view: counts, sizes and the collapsible field tree (``_html``; no page read)."""
         from ._html import rntuple_html
