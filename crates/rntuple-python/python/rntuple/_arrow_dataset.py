@@ -7,7 +7,7 @@ schema from it and reads every field.
 The class derives from ``pyarrow.dataset.Dataset`` because that is what such engines recognise
 (DuckDB's replacement scan calls ``scanner(columns=..., filter=...)`` on it). Nothing of
 pyarrow's C++ dataset is set up: every public method is defined here, in terms of
-:meth:`ArrowDataset.scanner`, or raises ``NotImplementedError``.
+:meth:`ArrowDataset.scanner`, or raises ``rntuple.UnsupportedError``.
 
 A scanner reads the fields named in ``columns`` and those the ``filter`` refers to, cluster by
 cluster (``_arrow_stream``), and pyarrow's ``Scanner.from_batches`` applies the filter and the
@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from ._errors import unknown_name_error
+from ._errors import UnsupportedError, unknown_name_error
 
 __all__ = ["ArrowDataset"]
 
@@ -96,7 +96,7 @@ class ArrowDataset(ds.Dataset):
         Other keywords of ``Dataset.scanner`` (batch size, readahead, ...) are accepted and
         ignored: batches are clusters."""
         if schema is not None and schema != self._schema:
-            raise NotImplementedError(f"{self._what} cannot be scanned with another schema")
+            raise UnsupportedError(f"{self._what} cannot be scanned with another schema")
         if isinstance(columns, dict):
             projected = None  # expressions: any field may be needed
         else:
@@ -140,8 +140,8 @@ class ArrowDataset(ds.Dataset):
             return self._num_rows()
         return self.scanner(columns=[], filter=filter, **kwargs).count_rows()
 
-    def _unavailable(self, name: str) -> NotImplementedError:
-        return NotImplementedError(f"{name} is not available on {self._what}'s Arrow dataset: use to_table() first")
+    def _unavailable(self, name: str) -> UnsupportedError:
+        return UnsupportedError(f"{name} is not available on {self._what}'s Arrow dataset: use to_table() first")
 
     def filter(self, expression: Any) -> Any:
         raise self._unavailable("filter")
