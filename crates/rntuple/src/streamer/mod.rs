@@ -21,12 +21,16 @@ mod decode;
 mod encode;
 mod info;
 mod layout;
+mod memo;
 
 pub use arrow::{arrow_type, decode_array};
 pub use decode::{decode, Value, MAX_DEPTH};
 pub use encode::Encoder;
 pub use info::{ClassInfo, Element, ElementKind, StreamerInfos};
 pub use layout::{Class, Classes, Member, Ty, STRING_VERSION, VECTOR_CLASS_VERSION, VECTOR_VERSION};
+#[cfg(test)]
+pub(crate) use memo::STREAMED;
+pub use memo::{Encoded, Entries, Streamed};
 
 #[cfg(test)]
 mod tests;

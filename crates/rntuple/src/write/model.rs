@@ -94,7 +94,7 @@ pub(crate) struct PlanField {
     pub index32: Option<bool>,
     pub real: Option<RealEncoding>,
     /// For a streamer field: how its entries are streamed (`streamer_field`).
-    pub streamer: Option<std::sync::Arc<super::streamer_field::StreamerWrite>>,
+    pub streamer: Option<std::sync::Arc<crate::streamer::Streamed>>,
 }
 
 /// The order in which a collection's items are written. ROOT's ordered

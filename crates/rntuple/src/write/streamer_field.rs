@@ -9,16 +9,15 @@
 //!
 //! [`FieldOverride::streamer`]: super::options::FieldOverride::streamer
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use arrow_array::Array;
-use arrow_data::ArrayData;
 use rntuple_format::model::ExtraTypeInfo;
 use rntuple_format::{Error, Result};
 
 use super::model::{node, PlanField};
 use crate::schema::FieldKind;
-use crate::streamer::{Class, Classes, Encoder, Member, Ty};
+use crate::streamer::{Class, Classes, Encoder, Entries, Member, Streamed, Ty};
 
 /// `f` (built as a split field) as a streamer field of its class or
 /// `std::vector` of a class.
@@ -54,7 +53,7 @@ pub(crate) fn convert(f: PlanField) -> Result<PlanField> {
     out.description = f.description.clone();
     out.split = f.split;
     out.index32 = f.index32;
-    out.streamer = Some(Arc::new(StreamerWrite { encoder, memo: Mutex::default() }));
+    out.streamer = Some(Arc::new(Streamed::new(encoder)));
     Ok(out)
 }
 
@@ -124,123 +123,12 @@ pub(crate) fn extra_type_info(all: &Classes) -> Vec<ExtraTypeInfo> {
     vec![ExtraTypeInfo { content_id: 0, type_version: 0, type_name: String::new(), content: all.streamer_info_list() }]
 }
 
-/// A streamer field's [`Encoder`] and the columns it streamed last.
-///
-/// The writer looks at a batch's entries several times — checking the
-/// batch, sizing the entries that fit in the cluster (a bisection), then
-/// appending them — and a streamer field's entries have no size before they
-/// are streamed. So a whole column is streamed once and the later looks take
-/// their ranges from that: the column's [`ArrayData`] is held with its
-/// bytes, which keeps its buffers alive, so the same buffer addresses mean
-/// the same values (Arrow buffers are immutable). The last [`MEMO`] columns
-/// are kept (parallel fill contexts share the encoder).
-pub(crate) struct StreamerWrite {
-    pub encoder: Encoder,
-    memo: Mutex<Vec<(ArrayData, Arc<Encoded>)>>,
-}
-
-/// Columns a [`StreamerWrite`] keeps streamed.
-const MEMO: usize = 2;
-
-impl std::ops::Deref for StreamerWrite {
-    type Target = Encoder;
-    fn deref(&self) -> &Encoder {
-        &self.encoder
-    }
-}
-
-impl std::fmt::Debug for StreamerWrite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StreamerWrite").field("encoder", &self.encoder).finish_non_exhaustive()
-    }
-}
-
-/// A column streamed: its bytes, and the end of each entry in them.
-#[derive(Debug)]
-pub(crate) struct Encoded {
-    bytes: Vec<u8>,
-    ends: Vec<u64>,
-}
-
-/// The streamed entries `[a, b)` of a column.
-pub(crate) enum Entries {
-    /// A range of a whole column streamed once.
-    Of(Arc<Encoded>, usize, usize),
-    /// The range streamed on its own (a column that fails as a whole).
-    Own(Encoded),
-}
-
-impl Entries {
-    fn parts(&self) -> (&Encoded, usize, usize) {
-        match self {
-            Entries::Of(e, a, b) => (e, *a, *b),
-            Entries::Own(e) => (e, 0, e.ends.len()),
-        }
-    }
-    fn start(&self) -> u64 {
-        let (e, a, _) = self.parts();
-        if a == 0 {
-            0
-        } else {
-            e.ends[a - 1]
-        }
-    }
-    /// The bytes of the entries.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        let (e, a, b) = self.parts();
-        let end = if b == a { self.start() } else { e.ends[b - 1] };
-        &e.bytes[self.start() as usize..end as usize]
-    }
-    /// The end of entry `a + j` in [`Entries::bytes`].
-    pub(crate) fn end(&self, j: usize) -> u64 {
-        let (e, a, _) = self.parts();
-        e.ends[a + j] - self.start()
-    }
-}
-
 /// The streamed bytes of entries `[a, b)` of `arr` for streamer field `f`
-/// (from one streaming of the whole column, see [`StreamerWrite`]).
+/// (from one streaming of the whole column, see [`Streamed`]).
 pub(crate) fn entries(f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<Entries> {
     let e = f.streamer.as_ref().ok_or_else(|| super::model::unwritable(f))?;
-    let data = arr.to_data();
-    let lock = |m: &Mutex<Vec<(ArrayData, Arc<Encoded>)>>| {
-        // A panic elsewhere while holding it leaves a usable memo.
-        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-    };
-    let known = lock(&e.memo).into_iter().find(|(d, _)| d.ptr_eq(&data)).map(|(_, enc)| enc);
-    let whole = match known {
-        Some(enc) => Some(enc),
-        None => encode(f, arr, 0, arr.len()).ok().map(|enc| {
-            let enc = Arc::new(enc);
-            let mut memo = e.memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            memo.insert(0, (data, Arc::clone(&enc)));
-            memo.truncate(MEMO);
-            enc
-        }),
-    };
-    match whole {
-        Some(enc) if b <= enc.ends.len() && a <= b => Ok(Entries::Of(enc, a, b)),
-        // Some entry of the column cannot be streamed: is it in [a, b)?
-        _ => encode(f, arr, a, b).map(Entries::Own),
-    }
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Entries streamed on this thread ([`encode`]), for the tests.
-    static STREAMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Streams entries `[a, b)` of `arr` for streamer field `f`.
-fn encode(f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<Encoded> {
-    #[cfg(test)]
-    STREAMED.with(|n| n.set(n.get() + b.saturating_sub(a)));
-    let e = f.streamer.as_ref().ok_or_else(|| super::model::unwritable(f))?;
-    let mut bytes = Vec::new();
-    let mut ends = Vec::with_capacity(b.saturating_sub(a));
-    e.encode(arr, a, b, &mut bytes, &mut ends)
-        .map_err(|why| Error::invalid(format!("streamer field '{}' of class {}: {why}", f.path, f.type_name)))?;
-    Ok(Encoded { bytes, ends })
+    e.entries(arr, a, b)
+        .map_err(|why| Error::invalid(format!("streamer field '{}' of class {}: {why}", f.path, f.type_name)))
 }
 
 #[cfg(test)]
@@ -286,9 +174,9 @@ mod tests {
             ..Default::default()
         };
         let path = std::env::temp_dir().join(format!("rntuple-streamed-once-{}.root", std::process::id()));
-        STREAMED.with(|c| c.set(0));
+        crate::streamer::STREAMED.with(|c| c.set(0));
         write_batches(&path, "T", [batch(), batch()], &overrides, options).expect("write");
-        let streamed = STREAMED.with(|c| c.get());
+        let streamed = crate::streamer::STREAMED.with(|c| c.get());
         let nt = RNTupleFile::open(&path).expect("open").rntuple("T").expect("T");
         let clusters = nt.descriptor().clusters.len();
         let entries = nt.num_entries();
