@@ -14,7 +14,6 @@ the workload's 3-field selection (``workloads.SELECT3``), whose I/O statistics g
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -27,24 +26,15 @@ import heapcount  # noqa: E402
 import run  # noqa: E402
 import workloads  # noqa: E402
 
-CODEC = {"nanoaod": 505, "aod": 505, "run2012": 505, "cmsaod": 204}
-
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--base", required=True)
-    p.add_argument("--new", required=True)
-    p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--workloads", default="nanoaod,aod,cmsaod")
-    p.add_argument("--scratch", default="/tmp")
-    a = p.parse_args()
-    bench = run.Bench(run.parse_args(["--cases", "write", "--runs", "1", "--output", os.devnull]))
+    a, bench = run.two_builds(__doc__, 3, "nanoaod,aod,cmsaod")
     heaplib = heapcount.build(run.cache_root(), bench.log)
     summary = {}
     for name in a.workloads.split(","):
         entries = workloads.SIZES[name]["full"]
         w = bench.prepare(name, entries)
-        common = ["--input", w["dir"], "--compression", str(CODEC[name]), "--threads", "1"]
+        common = run.write_args(w, name)
         cmds = {
             "root": [w["exe"], "write-rntuple", *common, "--entries", str(entries)],
             "base": [a.base, "write", *common],

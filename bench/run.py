@@ -80,6 +80,32 @@ PLANS = {
 }
 
 
+# The compression each workload is written with when two builds of our writer are compared
+# (bench/write_time.py, bench/layout_issue23.py): zstd 5; cmsaod LZMA 4, CMS's AOD setting.
+WORKLOAD_CODEC = {"nanoaod": 505, "aod": 505, "run2012": 505, "cmsaod": 204}
+
+
+def two_builds(doc: str | None, runs: int, workload_names: str, more=None) -> tuple[argparse.Namespace, Bench]:
+    """The arguments of a comparison of two builds of ``rntuple-bench`` (``--base``, ``--new``,
+    ``--runs``, ``--workloads``, ``--scratch``; ``more(parser)`` adds others) and a ``Bench`` that
+    prepares the workloads' inputs."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--base", required=True)
+    p.add_argument("--new", required=True)
+    p.add_argument("--runs", type=int, default=runs)
+    p.add_argument("--workloads", default=workload_names)
+    p.add_argument("--scratch", default="/tmp")
+    if more is not None:
+        more(p)
+    args = p.parse_args()
+    return args, Bench(parse_args(["--cases", "write", "--runs", "1", "--output", os.devnull]))
+
+
+def write_args(inputs: dict, name: str) -> list[str]:
+    """``rntuple-bench write``'s arguments for workload ``name`` prepared in ``inputs``: one thread."""
+    return ["--input", inputs["dir"], "--compression", str(WORKLOAD_CODEC[name]), "--threads", "1"]
+
+
 def cache_root() -> str:
     return os.path.join(os.environ.get("RNTUPLE_CACHE", os.path.expanduser("~/.cache/rntuple-ci")), "bench")
 

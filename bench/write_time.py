@@ -15,7 +15,6 @@ median, and the ratios new/base of both.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -28,24 +27,17 @@ sys.path.insert(0, HERE)
 import run  # noqa: E402
 import workloads  # noqa: E402
 
-CODEC = {"nanoaod": 505, "aod": 505, "run2012": 505, "cmsaod": 204}
-
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--base", required=True)
-    p.add_argument("--new", required=True)
-    p.add_argument("--base-args", default="")
-    p.add_argument("--new-args", default="")
-    p.add_argument("--runs", type=int, default=7)
-    p.add_argument("--workloads", default="nanoaod,aod,run2012")
-    p.add_argument("--scratch", default="/tmp")
-    a = p.parse_args()
-    bench = run.Bench(run.parse_args(["--cases", "write", "--runs", "1", "--output", os.devnull]))
+    def more(p):
+        p.add_argument("--base-args", default="")
+        p.add_argument("--new-args", default="")
+
+    a, bench = run.two_builds(__doc__, 7, "nanoaod,aod,run2012", more)
     cpu: dict[str, dict[str, list[float]]] = {}
     for name in a.workloads.split(","):
         w = bench.prepare(name, workloads.SIZES[name]["full"])
-        common = ["--input", w["dir"], "--compression", str(CODEC[name]), "--threads", "1"]
+        common = run.write_args(w, name)
         cmds = {
             "base": [a.base, "write", *common, *shlex.split(a.base_args)],
             "new": [a.new, "write", *common, *shlex.split(a.new_args)],
