@@ -137,6 +137,35 @@ impl Classes {
         self.by_name.insert(class.name.clone(), class);
     }
 
+    /// Adds the classes of `other` not known yet, in its order. A class
+    /// known with another layout (members, version or checksum) is refused,
+    /// named: a file holds one layout per class name and version, as one
+    /// ROOT dictionary does, and the entries of both would be read with one.
+    pub fn absorb(&mut self, other: &Classes) -> Result<(), String> {
+        for name in &other.order {
+            let c = &other.by_name[name];
+            match self.by_name.get(name) {
+                Some(known) if known != c => {
+                    let members = |c: &Class| c.members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
+                    return Err(format!(
+                        "class {name} is declared twice with different layouts (version {}, members {} against \
+                         version {}, members {})",
+                        known.version,
+                        members(known),
+                        c.version,
+                        members(c)
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    self.order.push(name.clone());
+                    self.by_name.insert(name.clone(), c.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Puts `first` first (the top-level class of a field).
     pub fn bring_first(&mut self, first: &str) {
         if let Some(i) = self.order.iter().position(|n| n == first) {

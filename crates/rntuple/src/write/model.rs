@@ -221,6 +221,15 @@ impl Plan {
             next.top_names.insert(f.name.clone());
             next.fields.push(f);
         }
+        // One layout per class among the streamer fields, old and new.
+        let mut classes = crate::streamer::Classes::default();
+        for f in &next.fields {
+            if let Some(e) = &f.streamer {
+                classes
+                    .absorb(&e.classes)
+                    .map_err(|why| Error::invalid(format!("streamer field '{}': {why}", f.path)))?;
+            }
+        }
         if !projections.is_empty() {
             let written = next.tree()?;
             for p in projections {

@@ -97,18 +97,13 @@ fn ty(f: &PlanField, classes: &mut Classes) -> std::result::Result<Ty, String> {
     }
 }
 
-/// Every class the streamer fields among `fields` reach, each once.
+/// Every class the streamer fields among `fields` reach, each once
+/// ([`check_classes`] refused two layouts of one class when they were
+/// planned).
 pub(crate) fn classes_of(fields: &[PlanField]) -> Classes {
     let mut all = Classes::default();
-    for f in fields {
-        if let Some(e) = &f.streamer {
-            for name in &e.classes.order {
-                if !all.by_name.contains_key(name) {
-                    all.order.push(name.clone());
-                    all.by_name.insert(name.clone(), e.classes.by_name[name].clone());
-                }
-            }
-        }
+    for e in fields.iter().filter_map(|f| f.streamer.as_ref()) {
+        let _ = all.absorb(&e.classes);
     }
     all
 }
@@ -184,5 +179,22 @@ mod tests {
         assert!(clusters > 4, "{clusters} clusters: the batches were not cut");
         assert_eq!(entries, 2 * n as u64);
         assert_eq!(streamed, 2 * n, "entries streamed for 2 batches of {n}");
+    }
+
+    /// Two streamer fields giving one class name two layouts are refused,
+    /// both layouts named: the file's streamer info holds one per class.
+    #[test]
+    fn one_class_name_with_two_layouts_is_refused() {
+        let x = Field::new("x", DataType::Float32, false);
+        let id = Field::new("id", DataType::Int32, false);
+        let schema = Schema::new(vec![
+            Field::new("a", DataType::Struct(Fields::from(vec![x.clone(), id])), false),
+            Field::new("b", DataType::Struct(Fields::from(vec![x])), false),
+        ]);
+        let ov = FieldOverride { type_name: Some("P".into()), streamer: true, ..Default::default() };
+        let overrides = HashMap::from([("a".to_string(), ov.clone()), ("b".to_string(), ov)]);
+        let e = crate::write::model::Plan::new(&schema, &overrides, &WriteOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("streamer field 'b'") && e.contains("class P is declared twice"), "{e}");
+        assert!(e.contains("members x, id against") && e.contains("members x)"), "{e}");
     }
 }
