@@ -246,3 +246,24 @@ def test_entry_range(judge: dict) -> None:  # type: ignore[type-arg]
     assert len(events) == 30
     want = judge["AnalysisJetsAuxDyn:eta"][10:40]
     assert ak.to_list(events.Jets.eta) == ak.to_list(want)
+
+
+ELECTRON_KINEMATICS = [f"AnalysisElectronsAuxDyn.{v}" for v in ("pt", "eta", "phi", "m")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_filter_name_on_the_ttree_names(mode: str, judge: dict) -> None:  # type: ignore[type-arg]
+    """coffea's PHYSLITE examples choose branches with ``filter_name`` (``iteritems_options`` in
+    eager and virtual modes, ``uproot_options`` in dask mode), on the TTree's names: the same
+    names select the RNTuple's fields, and give the collection coffea's own tests expect of the
+    TTree (pt, _eventindex, eta, phi, m)."""
+    option = "uproot_options" if mode == "dask" else "iteritems_options"
+    events = _events(mode, **{option: {"filter_name": lambda name: name in ELECTRON_KINEMATICS}})
+    assert events.fields == ["Electrons"]
+    assert events.Electrons.fields == ["pt", "_eventindex", "eta", "phi", "m"]
+    pt = _compute(mode, {"pt": events.Electrons.pt})["pt"]
+    assert ak.to_list(pt) == ak.to_list(judge["AnalysisElectronsAuxDyn:pt"])
+    # a glob, as in coffea's examples: every AuxDyn field, no interface object, no Aux record
+    events = _events(mode, **{option: {"filter_name": ["*AuxDyn*"]}})
+    assert "xTrigDecision" not in events.fields and "TrigConfKeys" not in events.fields
+    assert {"Electrons", "Muons", "Jets", "EventInfo"} <= set(events.fields)

@@ -25,7 +25,14 @@ Fields whose names start with ``_`` (ROOT's ``RNTupleImporter`` writes a NanoAOD
 collections as ``_collectionN`` records and presents their members again as projected
 fields ``Muon_pt``, ``nMuon``) are left out: coffea builds its collections from the flat
 fields, as it does for the TTree. ``uproot_options`` are not used (there is no uproot);
-``verify_checksums`` and ``max_memory`` among them are passed to ``rntuple.open``.
+``verify_checksums`` and ``max_memory`` among them are passed to ``rntuple.open``, and
+``filter_name`` (there or in ``iteritems_options``, in any mode) chooses among the names
+coffea is given.
+
+PHYSLITESchema reads an ATLAS PHYSLITE RNTuple (``EventData``) through a renaming layer
+(:func:`_physlite_columns`): the schema expects a TTree's branch names, ``XAuxDyn.pt``, where
+the RNTuple has fields ``XAuxDyn:pt`` and records ``XAux:``; ElementLinks are records
+``{m_persKey, m_persIndex}`` in both, so coffea's cross-references work unchanged.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from .._errors import InvalidArgumentError, NotFoundError
@@ -66,13 +74,26 @@ def _physlite(schemaclass: Any) -> tuple[str, ...] | None:
     return None
 
 
-def _columns(ntuple: Any, physlite: tuple[str, ...] | None) -> _Columns:
+def _columns(ntuple: Any, physlite: tuple[str, ...] | None, keep: Callable[[str], bool] | None = None) -> _Columns:
     """The columns coffea is given, for PHYSLITESchema (``physlite``: see :func:`_physlite`) or
-    another schema (module documentation)."""
+    another schema (module documentation); ``keep``: the user's ``filter_name`` on their names."""
     tops = [f.name for f in ntuple.fields if not f.name.startswith("_")]
     if physlite is not None:
-        return _physlite_columns(ntuple, tops, physlite)
-    return {name: (name, None) for name in tops}
+        columns = _physlite_columns(ntuple, tops, physlite)
+    else:
+        columns = {name: (name, None) for name in tops}
+    return columns if keep is None else {name: column for name, column in columns.items() if keep(name)}
+
+
+def _filter_name(*option_dicts: dict[str, Any] | None) -> Callable[[str], bool] | None:
+    """The ``filter_name`` of coffea's ``iteritems_options`` (eager, virtual) and ``uproot_options``
+    (dask), in any mode: a column is kept if it passes each one given."""
+    from .._filters import make_filter
+
+    filters = [make_filter(d["filter_name"]) for d in option_dicts if d and d.get("filter_name") is not None]
+    if not filters:
+        return None
+    return lambda name: all(f(name) for f in filters)
 
 
 def _physlite_object(store: str) -> str:
@@ -262,11 +283,12 @@ class NanoEventsFactory:
         if mode not in ("eager", "virtual", "dask"):
             raise InvalidArgumentError(f"mode must be 'eager', 'virtual' or 'dask', not {mode!r}")
         options = {k: v for k, v in (uproot_options or {}).items() if k in _OPEN_OPTIONS}
+        keep = _filter_name(uproot_options, iteritems_options)
         if mode == "dask":
             if getattr(schemaclass, "__dask_capable__", False):
                 if isinstance(file, str) and treepath is not _UNSET:
                     file = {file: treepath}
-                io, partitions, divisions = _dask_io(factory, file, schemaclass, metadata, options, step_size)
+                io, partitions, divisions = _dask_io(factory, file, schemaclass, metadata, options, keep, step_size)
                 dak = require("dask_awkward", feature=_FEATURE, extra="dask")
                 from .dask import _token
 
@@ -278,8 +300,8 @@ class NanoEventsFactory:
                 return factory.NanoEventsFactory(io.info, opener, None, mode="dask")
             mode = "virtual"  # coffea does the same (with a warning) for a schema that is not dask capable
         return _eager_or_virtual(
-            factory, file, treepath, mode, entry_start, entry_stop, schemaclass, metadata, options, access_log,
-            buffer_cache,
+            factory, file, treepath, mode, entry_start, entry_stop, schemaclass, metadata, options, keep,
+            access_log, buffer_cache,
         )  # fmt: skip
 
 
@@ -293,6 +315,7 @@ def _eager_or_virtual(
     schemaclass: Any,
     metadata: Any,
     options: dict[str, Any],
+    keep: Callable[[str], bool] | None,
     access_log: Any,
     buffer_cache: Any,
 ) -> Any:
@@ -303,7 +326,7 @@ def _eager_or_virtual(
     n = ntuple.num_entries
     start = 0 if entry_start is None or entry_start < 0 else min(entry_start, n)
     stop = n if entry_stop is None or entry_stop > n else max(entry_stop, start)
-    columns = _columns(ntuple, _physlite(schemaclass))
+    columns = _columns(ntuple, _physlite(schemaclass), keep)
     sample = _read_columns(ntuple, columns, columns, 0, 0)
     source: Any
     if mode == "eager":
@@ -458,7 +481,13 @@ class _CoffeaRead:
 
 
 def _dask_io(
-    factory: Any, file: Any, schemaclass: Any, metadata: Any, options: dict[str, Any], step_size: int | str
+    factory: Any,
+    file: Any,
+    schemaclass: Any,
+    metadata: Any,
+    options: dict[str, Any],
+    keep: Callable[[str], bool] | None,
+    step_size: int | str,
 ) -> tuple[_CoffeaRead, list[tuple[Any, ...]], Any]:
     """The IO function and the partitions of coffea's dask mode over the files ``file``."""
     import awkward as ak
@@ -468,7 +497,7 @@ def _dask_io(
     specs = _expand_specs(file)
     first = _open_ntuple(specs[0][0], specs[0][1], options)
     physlite = _physlite(schemaclass)
-    columns = _columns(first, physlite)
+    columns = _columns(first, physlite, keep)
     sample = _read_columns(first, columns, columns, 0, 0)
     typenames = _typenames(first, columns)
     docs = {f.name: f.description for f in first.fields}
