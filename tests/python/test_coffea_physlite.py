@@ -267,3 +267,23 @@ def test_filter_name_on_the_ttree_names(mode: str, judge: dict) -> None:  # type
     events = _events(mode, **{option: {"filter_name": ["*AuxDyn*"]}})
     assert "xTrigDecision" not in events.fields and "TrigConfKeys" not in events.fields
     assert {"Electrons", "Muons", "Jets", "EventInfo"} <= set(events.fields)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_jet_form_as_coffea_builds_it_from_the_ttree(mode: str) -> None:
+    """The form coffea's own tests expect of the PHYSLITE TTree's jets (pt, eta, phi, m and the
+    element link btaggingLink, which the TTree splits into sub-branches): the RNTuple's fields
+    give the same collection."""
+    names = [f"AnalysisJetsAuxDyn.{v}" for v in ("pt", "eta", "phi", "m", "btaggingLink")]
+    option = "uproot_options" if mode == "dask" else "iteritems_options"
+    events = _events(mode, **{option: {"filter_name": names}})
+    form = events.form if mode == "dask" else events.layout.form
+    assert form.fields == ["Jets"]
+    jets = form.contents[0]
+    assert jets.__class__.__name__ == "ListOffsetForm" and jets.offsets == "i64"
+    record = jets.content
+    assert record.fields == ["pt", "_eventindex", "eta", "phi", "m", "btaggingLink"]
+    assert record.parameters == {"__record__": "Particle", "collection_name": "Jets"}
+    assert [c.primitive for c in record.contents[:5]] == ["float32", "int64", "float32", "float32", "float32"]
+    link = record.contents[5]
+    assert link.fields == ["m_persKey", "m_persIndex"] and [c.primitive for c in link.contents] == ["uint32"] * 2
