@@ -25,13 +25,22 @@ Fields whose names start with ``_`` (ROOT's ``RNTupleImporter`` writes a NanoAOD
 collections as ``_collectionN`` records and presents their members again as projected
 fields ``Muon_pt``, ``nMuon``) are left out: coffea builds its collections from the flat
 fields, as it does for the TTree. ``uproot_options`` are not used (there is no uproot);
-``verify_checksums`` and ``max_memory`` among them are passed to ``rntuple.open``.
+``verify_checksums`` and ``max_memory`` among them are passed to ``rntuple.open``, and
+``filter_name`` (there or in ``iteritems_options``, in any mode) chooses among the names
+coffea is given.
+
+PHYSLITESchema reads an ATLAS PHYSLITE RNTuple (``EventData``) through a renaming layer
+(:func:`_physlite_columns`): the schema expects a TTree's branch names, ``XAuxDyn.pt``, where
+the RNTuple has fields ``XAuxDyn:pt`` and records ``XAux:``; ElementLinks are records
+``{m_persKey, m_persIndex}`` in both, so coffea's cross-references work unchanged.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from .._errors import InvalidArgumentError, NotFoundError
@@ -51,9 +60,107 @@ def _coffea() -> Any:
     return factory
 
 
-def _presented(ntuple: Any) -> list[str]:
-    """The top-level fields coffea is given (see the module documentation)."""
-    return [f.name for f in ntuple.fields if not f.name.startswith("_")]
+# What coffea is given: its column name -> (top-level field, member of that field or None).
+_Columns = dict[str, tuple[str, str | None]]
+
+
+def _physlite(schemaclass: Any) -> tuple[str, ...] | None:
+    """For PHYSLITESchema (or a subclass): the collections it makes truth particles; else None."""
+    from coffea.nanoevents.schemas import PHYSLITESchema
+
+    if isinstance(schemaclass, type) and issubclass(schemaclass, PHYSLITESchema):
+        schema: Any = schemaclass  # a subclass may change its truth collections
+        return tuple(schema.truth_collections)
+    return None
+
+
+def _columns(ntuple: Any, physlite: tuple[str, ...] | None, keep: Callable[[str], bool] | None = None) -> _Columns:
+    """The columns coffea is given, for PHYSLITESchema (``physlite``: see :func:`_physlite`) or
+    another schema (module documentation); ``keep``: the user's ``filter_name`` on their names."""
+    tops = [f.name for f in ntuple.fields if not f.name.startswith("_")]
+    if physlite is not None:
+        columns = _physlite_columns(ntuple, tops, physlite)
+    else:
+        columns = {name: (name, None) for name in tops}
+    return columns if keep is None else {name: column for name, column in columns.items() if keep(name)}
+
+
+def _filter_name(*option_dicts: dict[str, Any] | None) -> Callable[[str], bool] | None:
+    """The ``filter_name`` of coffea's ``iteritems_options`` (eager, virtual) and ``uproot_options``
+    (dask), in any mode: a column is kept if it passes each one given."""
+    from .._filters import make_filter
+
+    filters = [make_filter(d["filter_name"]) for d in option_dicts if d and d.get("filter_name") is not None]
+    if not filters:
+        return None
+    return lambda name: all(f(name) for f in filters)
+
+
+def _physlite_object(store: str) -> str:
+    """The collection PHYSLITESchema makes of an aux store (it drops these parts of the name)."""
+    return store.replace("Analysis", "").replace("AuxDyn", "").replace("Aux", "")
+
+
+def _physlite_columns(ntuple: Any, tops: list[str], truth: tuple[str, ...]) -> _Columns:
+    """An ATLAS RNTuple's fields under the names PHYSLITESchema expects of a PHYSLITE TTree's
+    branches: ``XAuxDyn:pt`` as ``XAuxDyn.pt``, each member ``m`` of a record ``XAux:`` as
+    ``XAux.m`` (empty ones left out); a field without ``:`` only if it is not the interface
+    object of a collection whose aux store is there (``AnalysisElectrons``, a list of empty
+    records beside ``AnalysisElectronsAuxDyn:*``): PHYSLITESchema would merge it into that
+    collection as a nameless member. The ``e`` of a ``truth`` collection that also has ``m`` is
+    left out: coffea's four-vectors refuse a record with both (``multiple temporal aliases``),
+    and ``px, py, pz, m`` keep the stored mass exact (the energy is computed from them).
+
+    Lists of numbers come first: PHYSLITESchema takes a collection's offsets from its first
+    member and its ``_eventindex`` from its first list, so ``Electrons.pt`` then reads
+    ``pt`` only, not a list of element links that happens to come first in the RNTuple."""
+    stores = [name for name in tops if name.endswith(":")]
+    sample = ntuple.arrays(stores, entry_stop=0, how=dict) if stores else {}
+    out: _Columns = {}
+    for name in tops:
+        store, colon, member = name.partition(":")
+        if not colon:
+            continue
+        if member:
+            out[f"{store}.{member}"] = (name, None)
+        else:
+            for field in sample[name].fields:
+                out[f"{store}.{field}"] = (name, field)
+    for key in [key for key in out if key.endswith(".e")]:
+        store = key[: -len(".e")]
+        if _physlite_object(store) in truth and f"{store}.m" in out:
+            del out[key]
+    collections = {_physlite_object(key.split(".", 1)[0]) for key in out}
+    for name in tops:
+        if ":" not in name and _physlite_object(name) not in collections:
+            out[name] = (name, None)
+    typenames = ntuple.typenames(recursive=True)
+
+    def numbers_first(item: tuple[str, tuple[str, str | None]]) -> bool:
+        return re.fullmatch(r"std::vector<[\w:]+>", typenames.get(_path(item[1]), "")) is None
+
+    return dict(sorted(out.items(), key=numbers_first))
+
+
+def _path(column: tuple[str, str | None]) -> str:
+    top, member = column
+    return top if member is None else f"{top}.{member}"
+
+
+def _read_columns(ntuple: Any, columns: _Columns, names: Any, start: int | None, stop: int | None) -> dict[str, Any]:
+    """The arrays of coffea's columns ``names``, entries ``start:stop``, in one read."""
+    paths = sorted({_path(columns[name]) for name in names})
+    arrays = ntuple.arrays(paths, entry_start=start, entry_stop=stop, how=dict) if paths else {}
+    out = {}
+    for name in names:
+        top, member = columns[name]
+        out[name] = arrays[top] if member is None else arrays[top][member]
+    return out
+
+
+def _typenames(ntuple: Any, columns: _Columns) -> dict[str, str]:
+    typenames = ntuple.typenames(recursive=True)
+    return {name: typenames.get(_path(column), "") for name, column in columns.items()}
 
 
 def _one_file(file: Any, treepath: Any) -> tuple[str, str | None]:
@@ -89,17 +196,17 @@ class _LazyColumns:
 
     _KEEP = 8
 
-    def __init__(self, ntuple: Any, names: list[str]) -> None:
+    def __init__(self, ntuple: Any, columns: _Columns) -> None:
         self._ntuple = ntuple
-        self._names = set(names)
+        self._columns = columns
         self._kept: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
         self._lock = threading.Lock()
 
     def __contains__(self, name: object) -> bool:
-        return name in self._names
+        return name in self._columns
 
     def __getitem__(self, name: str) -> _LazyColumn:
-        if name not in self._names:
+        if name not in self._columns:
             raise NotFoundError(name)
         return _LazyColumn(self, name)
 
@@ -109,7 +216,7 @@ class _LazyColumns:
             if key in self._kept:
                 self._kept.move_to_end(key)
                 return self._kept[key]
-            array = self._ntuple.arrays([name], entry_start=start, entry_stop=stop, how=dict)[name]
+            array = _read_columns(self._ntuple, self._columns, [name], start, stop)[name]
             self._kept[key] = array
             while len(self._kept) > self._KEEP:
                 self._kept.popitem(last=False)
@@ -176,11 +283,12 @@ class NanoEventsFactory:
         if mode not in ("eager", "virtual", "dask"):
             raise InvalidArgumentError(f"mode must be 'eager', 'virtual' or 'dask', not {mode!r}")
         options = {k: v for k, v in (uproot_options or {}).items() if k in _OPEN_OPTIONS}
+        keep = _filter_name(uproot_options, iteritems_options)
         if mode == "dask":
             if getattr(schemaclass, "__dask_capable__", False):
                 if isinstance(file, str) and treepath is not _UNSET:
                     file = {file: treepath}
-                io, partitions, divisions = _dask_io(factory, file, schemaclass, metadata, options, step_size)
+                io, partitions, divisions = _dask_io(factory, file, schemaclass, metadata, options, keep, step_size)
                 dak = require("dask_awkward", feature=_FEATURE, extra="dask")
                 from .dask import _token
 
@@ -192,8 +300,8 @@ class NanoEventsFactory:
                 return factory.NanoEventsFactory(io.info, opener, None, mode="dask")
             mode = "virtual"  # coffea does the same (with a warning) for a schema that is not dask capable
         return _eager_or_virtual(
-            factory, file, treepath, mode, entry_start, entry_stop, schemaclass, metadata, options, access_log,
-            buffer_cache,
+            factory, file, treepath, mode, entry_start, entry_stop, schemaclass, metadata, options, keep,
+            access_log, buffer_cache,
         )  # fmt: skip
 
 
@@ -207,6 +315,7 @@ def _eager_or_virtual(
     schemaclass: Any,
     metadata: Any,
     options: dict[str, Any],
+    keep: Callable[[str], bool] | None,
     access_log: Any,
     buffer_cache: Any,
 ) -> Any:
@@ -217,20 +326,20 @@ def _eager_or_virtual(
     n = ntuple.num_entries
     start = 0 if entry_start is None or entry_start < 0 else min(entry_start, n)
     stop = n if entry_stop is None or entry_stop > n else max(entry_stop, start)
-    names = _presented(ntuple)
-    sample = ntuple.arrays(names, entry_stop=0, how=dict)
+    columns = _columns(ntuple, _physlite(schemaclass), keep)
+    sample = _read_columns(ntuple, columns, columns, 0, 0)
     source: Any
     if mode == "eager":
-        arrays = ntuple.arrays(names, entry_start=start, entry_stop=stop, how=dict)
+        arrays = _read_columns(ntuple, columns, columns, start, stop)
         source = {k: _Sliced(v, start, stop) for k, v in arrays.items()}
     else:
-        source = _LazyColumns(ntuple, names)
+        source = _LazyColumns(ntuple, columns)
     origin = ntuple._origin[0] if ntuple._origin else path
     partition_key = (origin, ntuple.name, f"{start}-{stop}")
     mapping = _mapping_class(factory)(start, stop, access_log, buffer_cache, mode == "virtual")
     mapping.preload_column_source(partition_key[0], partition_key[1], source)
     base_form = factory.PreloadedSourceMapping._extract_base_form(sample)
-    base_form["typenames"] = {k: v for k, v in ntuple.typenames(recursive=False).items() if k in sample}
+    base_form["typenames"] = {k: v for k, v in _typenames(ntuple, columns).items() if k in base_form["fields"]}
     return factory.NanoEventsFactory._from_mapping(mapping, partition_key, base_form, schemaclass, metadata, mode)
 
 
@@ -248,33 +357,22 @@ class _TreeView:
             self.uuid = location
             self.file_path = location
 
-    def __init__(self, ntuple: Any, location: str, name: str, names: frozenset[str]) -> None:
-        self._ntuple, self._names = ntuple, names
+    def __init__(self, ntuple: Any, location: str, name: str, columns: _Columns) -> None:
+        self._ntuple, self._columns = ntuple, columns
         self.file = self._File(location)
         self.object_path = name
 
     def __contains__(self, key: object) -> bool:
-        return key in self._names
+        return key in self._columns
 
     def arrays(self, keys: list[str], entry_start: int, entry_stop: int, **_: Any) -> dict[str, Any]:
-        import os
-
-        from .dask import _LOG, _LOG_LOCK
+        """coffea's columns ``keys``; the log lists the RNTuple's fields read for them."""
+        from .dask import _log_read
 
         before = self._ntuple.io_stats()
-        out = self._ntuple.arrays(list(keys), entry_start=entry_start, entry_stop=entry_stop, how=dict)
-        after = self._ntuple.io_stats()
-        entry = {
-            "location": self.file.file_path,
-            "name": self.object_path,
-            "entry_start": entry_start,
-            "entry_stop": entry_stop,
-            "columns": sorted(keys),
-            "pid": os.getpid(),
-        }
-        entry.update({k: v - before.get(k, 0) for k, v in after.items() if isinstance(v, int | float)})
-        with _LOG_LOCK:
-            _LOG.append(entry)
+        out = _read_columns(self._ntuple, self._columns, keys, entry_start, entry_stop)
+        fields = {_path(self._columns[key]) for key in keys}
+        _log_read(self._ntuple, before, self.file.file_path, self.object_path, entry_start, entry_stop, fields)
         return out
 
 
@@ -283,11 +381,19 @@ class _CoffeaRead:
     partition and builds the schema's form from their buffers through coffea's form mapping
     (``info``); buffers of fields not read are placeholders the computation never touches."""
 
-    def __init__(self, expected_form: Any, info: Any, keys: frozenset[str], options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        expected_form: Any,
+        info: Any,
+        keys: frozenset[str],
+        options: dict[str, Any],
+        physlite: tuple[str, ...] | None,
+    ) -> None:
         self.expected_form = expected_form
         self.info = info
         self.keys = keys
         self.options = options
+        self.physlite = physlite
 
     # what a task runs
     def __call__(self, part: tuple[Any, ...]) -> Any:
@@ -299,7 +405,7 @@ class _CoffeaRead:
         p = Partition(*part)
         ntuple = _handle(p.location, p.name, self.options)
         stop = ntuple.num_entries if p.entry_stop is None else p.entry_stop
-        tree = _TreeView(ntuple, p.location, p.name, frozenset(_presented(ntuple)))
+        tree = _TreeView(ntuple, p.location, p.name, _columns(ntuple, self.physlite))
         keys = sorted(self.keys)
         mapping = self.info.load_buffers(tree, keys, p.entry_start, stop, None, None, {"ak_add_doc": False})
         container: dict[str, Any] = {}
@@ -362,14 +468,26 @@ class _CoffeaRead:
         return self.project_manually(self.necessary_columns(report, state))
 
     def project_manually(self, columns: frozenset[str]) -> _CoffeaRead:
-        return _CoffeaRead(self.expected_form, self.info, frozenset(columns), self.options)
+        return _CoffeaRead(self.expected_form, self.info, frozenset(columns), self.options, self.physlite)
 
     def __dask_tokenize__(self) -> Any:
-        return ("rntuple.coffea", self.expected_form.to_json(), sorted(self.keys), sorted(self.options.items()))
+        return (
+            "rntuple.coffea",
+            self.expected_form.to_json(),
+            sorted(self.keys),
+            sorted(self.options.items()),
+            self.physlite,
+        )
 
 
 def _dask_io(
-    factory: Any, file: Any, schemaclass: Any, metadata: Any, options: dict[str, Any], step_size: int | str
+    factory: Any,
+    file: Any,
+    schemaclass: Any,
+    metadata: Any,
+    options: dict[str, Any],
+    keep: Callable[[str], bool] | None,
+    step_size: int | str,
 ) -> tuple[_CoffeaRead, list[tuple[Any, ...]], Any]:
     """The IO function and the partitions of coffea's dask mode over the files ``file``."""
     import awkward as ak
@@ -378,13 +496,16 @@ def _dask_io(
 
     specs = _expand_specs(file)
     first = _open_ntuple(specs[0][0], specs[0][1], options)
-    names = _presented(first)
-    sample = first.arrays(names, entry_stop=0, how=dict)
-    typenames = first.typenames(recursive=False)
+    physlite = _physlite(schemaclass)
+    columns = _columns(first, physlite, keep)
+    sample = _read_columns(first, columns, columns, 0, 0)
+    typenames = _typenames(first, columns)
     docs = {f.name: f.description for f in first.fields}
     contents, fields = [], []
     for name, array in sample.items():
-        form = array.layout.form.copy(parameters={"__doc__": docs.get(name, ""), "typename": typenames.get(name, "")})
+        top, member = columns[name]
+        doc = docs.get(top, "") if member is None else ""
+        form = array.layout.form.copy(parameters={"__doc__": doc, "typename": typenames[name]})
         contents.append(form)
         fields.append(name)
     base_form = ak.forms.RecordForm(contents, fields, parameters={"__doc__": first.description, "typenames": typenames})
@@ -393,5 +514,5 @@ def _dask_io(
     )
     expected_form, info = map_schema(base_form)
     partitions = _partitions(specs, first, options, step_size, True, 16)
-    io = _CoffeaRead(expected_form, info, frozenset(names), options)
+    io = _CoffeaRead(expected_form, info, frozenset(columns), options, physlite)
     return io, [tuple(p) for p in partitions], _divisions(partitions)

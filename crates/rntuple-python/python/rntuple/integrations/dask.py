@@ -178,19 +178,34 @@ def _read(part: Partition, columns: tuple[str, ...] | None, options: dict[str, A
             library=library,
             threads=1,
         )
+    _log_read(ntuple, before, part.location, part.name, part.entry_start, part.entry_stop, columns)
+    return result
+
+
+def _log_read(
+    ntuple: Any,
+    before: dict[str, Any],
+    location: str,
+    name: str,
+    entry_start: int,
+    entry_stop: int | None,
+    columns: Iterable[str] | None,
+) -> None:
+    """Appends one read to :func:`read_log`: where, which entries and fields (``columns``; None:
+    all), the process, and what ``ntuple.io_stats()`` counted since ``before`` (its value when
+    the read began)."""
     after = ntuple.io_stats()
     entry = {
-        "location": part.location,
-        "name": part.name,
-        "entry_start": part.entry_start,
-        "entry_stop": part.entry_stop,
+        "location": location,
+        "name": name,
+        "entry_start": entry_start,
+        "entry_stop": entry_stop,
         "columns": None if columns is None else sorted(columns),
         "pid": os.getpid(),
     }
     entry.update({k: v - before.get(k, 0) for k, v in after.items() if isinstance(v, int | float)})
     with _LOG_LOCK:
         _LOG.append(entry)
-    return result
 
 
 class ReadPartition:
