@@ -108,8 +108,10 @@ fn type_of(infos: &StreamerInfos, type_name: &str, depth: usize) -> Result<DataT
     Ok(DataType::Struct(Fields::from(fields)))
 }
 
-/// Decodes every entry of a streamer field's bytes (`bytes`, as the reader
-/// returns them) of C++ type `type_name` into one Arrow array.
+/// Decodes every entry of a streamer field's bytes (`bytes`, a binary
+/// array of one object per entry) of C++ type `type_name` into one Arrow
+/// array. (The reader decodes streamer fields itself, with
+/// [`decode_entries`]; this is for bytes obtained otherwise.)
 pub fn decode_array<O: OffsetSizeTrait>(
     infos: &StreamerInfos,
     type_name: &str,
@@ -119,6 +121,25 @@ pub fn decode_array<O: OffsetSizeTrait>(
     let mut values = Vec::with_capacity(bytes.len());
     for (i, b) in bytes.iter().enumerate() {
         let b = b.ok_or_else(|| format!("entry {i} has no bytes"))?;
+        values.push(decode(infos, type_name, b).map_err(|e| format!("entry {i}: {e}"))?);
+    }
+    build(&dt, &values.iter().collect::<Vec<_>>())
+}
+
+/// Decodes the objects of C++ type `type_name` stored back to back in
+/// `bytes`, object `i` in `bytes[offsets[i]..offsets[i + 1]]` (a streamer
+/// field's byte column and its offsets, as the reader holds them), into
+/// one Arrow array typed by [`arrow_type`]. Offsets that decrease or point
+/// past `bytes` are refused.
+pub fn decode_entries(infos: &StreamerInfos, type_name: &str, offsets: &[i64], bytes: &[u8]) -> Result<ArrayRef, Fail> {
+    let dt = arrow_type(infos, type_name)?;
+    let n = offsets.len().saturating_sub(1);
+    let mut values = Vec::with_capacity(n);
+    for (i, w) in offsets.windows(2).enumerate() {
+        let b =
+            usize::try_from(w[0]).ok().zip(usize::try_from(w[1]).ok()).and_then(|(a, b)| bytes.get(a..b)).ok_or_else(
+                || format!("entry {i}: bytes {}..{} are not within the {} there are", w[0], w[1], bytes.len()),
+            )?;
         values.push(decode(infos, type_name, b).map_err(|e| format!("entry {i}: {e}"))?);
     }
     build(&dt, &values.iter().collect::<Vec<_>>())
