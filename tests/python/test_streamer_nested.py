@@ -36,7 +36,8 @@ def flattened(v: Any) -> Any:
         return [flattened(x) for x in v]
     if isinstance(v, dict):
         out = {k: flattened(x) for k, x in v.items() if k != ":_0"}
-        out.update(flattened(v.get(":_0", {})))
+        if ":_0" in v:
+            out.update(flattened(v[":_0"]))
         return out
     return v
 

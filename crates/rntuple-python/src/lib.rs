@@ -229,9 +229,11 @@ impl RNTuple {
     /// `max_memory` (bytes) sets this read's budget, overriding the file's.
     /// Returns the batch and the streamer fields left as bytes, as (path,
     /// class, reason) triples (`rntuple::UndecodedStreamer`), which Python
-    /// turns into warnings.
+    /// turns into warnings. `streamer_bytes` reads streamer fields as their
+    /// stored bytes instead (`rntuple::ReadOptions::streamer_bytes`).
     #[pyo3(signature = (
-        fields = None, entry_start = 0, entry_stop = None, threads = None, uproot_dtypes = false, max_memory = None
+        fields = None, entry_start = 0, entry_stop = None, threads = None, uproot_dtypes = false, max_memory = None,
+        streamer_bytes = false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn read(
@@ -243,6 +245,7 @@ impl RNTuple {
         threads: Option<usize>,
         uproot_dtypes: bool,
         max_memory: Option<u64>,
+        streamer_bytes: bool,
     ) -> PyResult<(PyRecordBatch, Vec<(String, String, String)>)> {
         let nt = self.inner.clone();
         let (batch, undecoded) = py
@@ -258,6 +261,7 @@ impl RNTuple {
                 if max_memory.is_some() {
                     options.max_memory = max_memory;
                 }
+                options.streamer_bytes = streamer_bytes;
                 nt.read_with_notes(names.as_deref(), entry_start, entry_stop.unwrap_or(u64::MAX), &options)
             })
             .map_err(to_py)?;
