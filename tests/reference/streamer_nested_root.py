@@ -74,8 +74,8 @@ void nested26_write(const char *path) {
    }
 }
 // Paths of the streamer fields below the top level, as ROOT's descriptor has them.
-void nested26_streamer_paths(const ROOT::RNTupleDescriptor &desc, ROOT::DescriptorId_t parent, const std::string &prefix,
-                             std::vector<std::string> &out) {
+void nested26_streamer_paths(const ROOT::RNTupleDescriptor &desc, ROOT::DescriptorId_t parent,
+                             const std::string &prefix, std::vector<std::string> &out) {
    for (const auto &f : desc.GetFieldIterable(parent)) {
       auto path = prefix.empty() ? f.GetFieldName() : prefix + "." + f.GetFieldName();
       if (f.GetStructure() == ROOT::ENTupleStructure::kStreamer && !prefix.empty())

@@ -23,6 +23,9 @@ use rntuple::{ArrowShape, RNTupleFile, ReadOptions};
 
 use crate::errors::to_py;
 
+/// A streamer field a read left as bytes: (field path, class, reason).
+type Undecoded = (String, String, String);
+
 /// An open ROOT file.
 #[pyclass(module = "rntuple._lib", frozen)]
 struct File {
@@ -246,7 +249,7 @@ impl RNTuple {
         uproot_dtypes: bool,
         max_memory: Option<u64>,
         streamer_bytes: bool,
-    ) -> PyResult<(PyRecordBatch, Vec<(String, String, String)>)> {
+    ) -> PyResult<(PyRecordBatch, Vec<Undecoded>)> {
         let nt = self.inner.clone();
         let (batch, undecoded) = py
             .detach(move || {
