@@ -85,7 +85,7 @@ def test_undecodable_fields_stay_bytes_with_a_warning(tmp_path):
     with open(path, "wb") as fh:
         fh.write(data.replace(b"\x05MARK0", b"\x04MARK0"))
     nt = rntuple.open(path)["Events"]
-    why = r"streamer field 'hit' of class THit: kept as bytes \(entry 0: .*byte count"
+    why = r"streamer field 'hit' of class THit: kept as bytes \(object 0 of the read: .*byte count"
     with pytest.warns(UserWarning, match=why):
         table = nt.arrays(library="pa")
     assert pa.types.is_large_binary(table.schema.field("hit").type)

@@ -103,3 +103,13 @@ fn bytes_that_disagree_with_the_streamer_info_stay_bytes_with_the_reason() {
     let inners = batch.column_by_name("inners").expect("inners").as_list::<i64>();
     assert_eq!(inners.values().data_type(), &arrow_schema::DataType::LargeBinary);
 }
+
+#[test]
+fn decode_entries_refuses_offsets_past_the_bytes() {
+    let f = RNTupleFile::open(data(FILE)).expect("open");
+    let infos = f.rntuple("Events").expect("Events").streamer_infos().expect("infos");
+    let err = rntuple::streamer::decode_entries(&infos, "Inner26", &[0, 100], &[0u8; 10]).expect_err("refused");
+    assert!(err.contains("object 0: bytes 0..100 are not within the 10 there are"), "{err}");
+    let err = rntuple::streamer::decode_entries(&infos, "Inner26", &[5, 2], &[0u8; 10]).expect_err("refused");
+    assert!(err.contains("object 0: bytes 5..2"), "{err}");
+}

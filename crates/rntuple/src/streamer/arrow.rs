@@ -130,7 +130,8 @@ pub fn decode_array<O: OffsetSizeTrait>(
 /// `bytes`, object `i` in `bytes[offsets[i]..offsets[i + 1]]` (a streamer
 /// field's byte column and its offsets, as the reader holds them), into
 /// one Arrow array typed by [`arrow_type`]. Offsets that decrease or point
-/// past `bytes` are refused.
+/// past `bytes` are refused. A failure names the object by its index in
+/// the read (for a field under a collection, the index of the item).
 pub fn decode_entries(infos: &StreamerInfos, type_name: &str, offsets: &[i64], bytes: &[u8]) -> Result<ArrayRef, Fail> {
     let dt = arrow_type(infos, type_name)?;
     let n = offsets.len().saturating_sub(1);
@@ -138,9 +139,9 @@ pub fn decode_entries(infos: &StreamerInfos, type_name: &str, offsets: &[i64], b
     for (i, w) in offsets.windows(2).enumerate() {
         let b =
             usize::try_from(w[0]).ok().zip(usize::try_from(w[1]).ok()).and_then(|(a, b)| bytes.get(a..b)).ok_or_else(
-                || format!("entry {i}: bytes {}..{} are not within the {} there are", w[0], w[1], bytes.len()),
+                || format!("object {i}: bytes {}..{} are not within the {} there are", w[0], w[1], bytes.len()),
             )?;
-        values.push(decode(infos, type_name, b).map_err(|e| format!("entry {i}: {e}"))?);
+        values.push(decode(infos, type_name, b).map_err(|e| format!("object {i} of the read: {e}"))?);
     }
     build(&dt, &values.iter().collect::<Vec<_>>())
 }
