@@ -102,3 +102,24 @@ def test_values_equal_roots_reader_fresh(tmp_path):
     gaps = rntuple.open(str(tmp_path / "streamer_gaps_root640.root"))["Events"].arrays(library="pa").to_pylist()
     with open(tmp_path / "streamer_gaps_root640.json", encoding="utf-8") as fh:
         assert gaps == json.load(fh)["Events"]
+
+
+def test_many_objects_decode_across_chunks(tmp_path):
+    # More objects than the reader decodes at once (rntuple::streamer::decode_entries, 4096 per
+    # chunk), at the top level and as vector items: the chunks join in order.
+    path = str(tmp_path / "many.root")
+    hit = pa.struct([("id", pa.int32()), ("label", pa.string())])
+    rows = [
+        {"hit": {"id": i, "label": "x" * (i % 3)}, "hits": [{"id": -i, "label": ""}] * (i % 3)} for i in range(9000)
+    ]
+    schema = pa.schema([("hit", hit, False), ("hits", pa.list_(hit), False)])
+    with rntuple.recreate(path) as f:
+        f.mkrntuple(
+            "Events",
+            pa.Table.from_pylist(rows, schema=schema),
+            types={"hit": "CHit", "hits": "std::vector<CHit>"},
+            streamer=["hit", "hits"],
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rntuple.open(path)["Events"].arrays(library="pa").to_pylist() == rows

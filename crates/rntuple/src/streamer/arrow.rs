@@ -135,16 +135,33 @@ pub fn decode_array<O: OffsetSizeTrait>(
 pub fn decode_entries(infos: &StreamerInfos, type_name: &str, offsets: &[i64], bytes: &[u8]) -> Result<ArrayRef, Fail> {
     let dt = arrow_type(infos, type_name)?;
     let n = offsets.len().saturating_sub(1);
-    let mut values = Vec::with_capacity(n);
+    // Decoded in chunks, each held as values only until it is an array.
+    let mut chunks = Vec::with_capacity(n.div_ceil(CHUNK));
+    let mut values = Vec::with_capacity(n.min(CHUNK));
     for (i, w) in offsets.windows(2).enumerate() {
         let b =
             usize::try_from(w[0]).ok().zip(usize::try_from(w[1]).ok()).and_then(|(a, b)| bytes.get(a..b)).ok_or_else(
                 || format!("object {i}: bytes {}..{} are not within the {} there are", w[0], w[1], bytes.len()),
             )?;
         values.push(decode(infos, type_name, b).map_err(|e| format!("object {i} of the read: {e}"))?);
+        if values.len() == CHUNK {
+            chunks.push(build(&dt, &values.iter().collect::<Vec<_>>())?);
+            values.clear();
+        }
     }
-    build(&dt, &values.iter().collect::<Vec<_>>())
+    if !values.is_empty() || chunks.is_empty() {
+        chunks.push(build(&dt, &values.iter().collect::<Vec<_>>())?);
+    }
+    if chunks.len() == 1 {
+        return Ok(chunks.swap_remove(0));
+    }
+    let parts: Vec<&dyn Array> = chunks.iter().map(|c| c.as_ref()).collect();
+    arrow_select::concat::concat(&parts).map_err(|e| e.to_string())
 }
+
+/// Objects decoded into values before they become an Arrow array
+/// ([`decode_entries`]): bounds the values held at once.
+const CHUNK: usize = 4096;
 
 fn mismatch(dt: &DataType, v: &Value) -> Fail {
     format!("a decoded {v:?} where the streamer info says {dt}")
