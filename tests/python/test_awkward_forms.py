@@ -172,6 +172,8 @@ UPROOT_READS_NONE = {
     # streamer fields only (uproot: "probably never"); test_streamer.py compares with ROOT's reader
     ("streamer_root640.root", "Events"),
     ("streamer_gaps_root640.root", "Events"),
+    # streamer fields below the top level: test_streamer_nested.py compares with ROOT's reader
+    ("streamer_nested_root640.root", "Events"),
 }
 
 

@@ -72,7 +72,7 @@ def test_numbers_and_offsets_reach_python_without_copies() -> None:
         nt = f["Events"]
         field = nt["Muon_pt"]
         assert field.columns[0][0][1] == "SplitIndex64"  # 64-bit offsets: no narrowing
-        batch = pa.record_batch(nt._inner.read(["Muon_pt"], 0, None, None))
+        batch = pa.record_batch(nt._inner.read(["Muon_pt"], 0, None, None)[0])
     pt = batch.column(0)
     layout = batch_to_layout(batch, [field])
     muon = layout.content("Muon_pt")

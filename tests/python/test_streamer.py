@@ -17,7 +17,6 @@ import warnings
 import pyarrow as pa
 import pytest
 import rntuple
-from rntuple._streamer import decode_columns
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(TESTS, "data")
@@ -70,19 +69,28 @@ def test_maps_sets_and_tstrings_equal_roots_reader():
     assert got.gap.t.tolist() == ["t0", "t1", "t2", "T" * 300]
 
 
-def test_undecodable_fields_stay_bytes_with_a_warning():
-    nt = rntuple.open(FILE)["Events"]
-    batch = pa.record_batch(nt._inner.read(["hit"], 0, 4, None, True))
-
-    class Fake:  # a streamer field whose class the streamer info does not have
-        name, kind, type_name = "hit", "streamer", "NotInTheFile"
-
-    why = r"'hit' of class NotInTheFile: kept as bytes .*missing from the streamer info"
+def test_undecodable_fields_stay_bytes_with_a_warning(tmp_path):
+    # Our writer's streamer field, uncompressed and without page checksums; then the length of a
+    # string inside entry 0 is made one short, so that the object's byte count no longer fits.
+    # (Nested fields, and a class missing from the streamer info: test_streamer_nested.py.)
+    path = str(tmp_path / "bad.root")
+    hit = pa.struct([("id", pa.int32()), ("label", pa.string())])
+    values = pa.Table.from_pylist(
+        [{"hit": {"id": i, "label": f"MARK{i}"}} for i in range(3)], schema=pa.schema([("hit", hit, False)])
+    )
+    with rntuple.recreate(path) as f:
+        f.mkrntuple("Events", values, types={"hit": "THit"}, streamer=["hit"], compression=0, page_checksums=False)
+    data = open(path, "rb").read()
+    assert data.count(b"\x05MARK0") == 1
+    with open(path, "wb") as fh:
+        fh.write(data.replace(b"\x05MARK0", b"\x04MARK0"))
+    nt = rntuple.open(path)["Events"]
+    why = r"streamer field 'hit' of class THit: kept as bytes \(object 0 of the read: .*byte count"
     with pytest.warns(UserWarning, match=why):
-        out = decode_columns(nt._inner, batch, [Fake()])
-    assert pa.types.is_large_binary(out.column(0).type) or pa.types.is_binary(out.column(0).type)
-    with pytest.raises(ValueError, match="class NotInTheFile is missing"):
-        nt._inner.decode_streamer("NotInTheFile", batch.column(0))
+        table = nt.arrays(library="pa")
+    assert pa.types.is_large_binary(table.schema.field("hit").type)
+    with pytest.warns(UserWarning, match=why):
+        assert str(nt.arrays().type) == "3 * {hit: bytes}"
 
 
 def test_values_equal_roots_reader_fresh(tmp_path):
@@ -94,3 +102,24 @@ def test_values_equal_roots_reader_fresh(tmp_path):
     gaps = rntuple.open(str(tmp_path / "streamer_gaps_root640.root"))["Events"].arrays(library="pa").to_pylist()
     with open(tmp_path / "streamer_gaps_root640.json", encoding="utf-8") as fh:
         assert gaps == json.load(fh)["Events"]
+
+
+def test_many_objects_decode_across_chunks(tmp_path):
+    # More objects than the reader decodes at once (rntuple::streamer::decode_entries, 4096 per
+    # chunk), at the top level and as vector items: the chunks join in order.
+    path = str(tmp_path / "many.root")
+    hit = pa.struct([("id", pa.int32()), ("label", pa.string())])
+    rows = [
+        {"hit": {"id": i, "label": "x" * (i % 3)}, "hits": [{"id": -i, "label": ""}] * (i % 3)} for i in range(9000)
+    ]
+    schema = pa.schema([("hit", hit, False), ("hits", pa.list_(hit), False)])
+    with rntuple.recreate(path) as f:
+        f.mkrntuple(
+            "Events",
+            pa.Table.from_pylist(rows, schema=schema),
+            types={"hit": "CHit", "hits": "std::vector<CHit>"},
+            streamer=["hit", "hits"],
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rntuple.open(path)["Events"].arrays(library="pa").to_pylist() == rows

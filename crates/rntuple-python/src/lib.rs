@@ -23,6 +23,9 @@ use rntuple::{ArrowShape, RNTupleFile, ReadOptions};
 
 use crate::errors::to_py;
 
+/// A streamer field a read left as bytes: (field path, class, reason).
+type Undecoded = (String, String, String);
+
 /// An open ROOT file.
 #[pyclass(module = "rntuple._lib", frozen)]
 struct File {
@@ -227,8 +230,13 @@ impl RNTuple {
     /// `uproot_dtypes` reads the Arrow types uproot's forms are built on
     /// (`rntuple::ArrowShape::ColumnTypes`) instead of those of the C++ types.
     /// `max_memory` (bytes) sets this read's budget, overriding the file's.
+    /// Returns the batch and the streamer fields left as bytes, as (path,
+    /// class, reason) triples (`rntuple::UndecodedStreamer`), which Python
+    /// turns into warnings. `streamer_bytes` reads streamer fields as their
+    /// stored bytes instead (`rntuple::ReadOptions::streamer_bytes`).
     #[pyo3(signature = (
-        fields = None, entry_start = 0, entry_stop = None, threads = None, uproot_dtypes = false, max_memory = None
+        fields = None, entry_start = 0, entry_stop = None, threads = None, uproot_dtypes = false, max_memory = None,
+        streamer_bytes = false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn read(
@@ -240,9 +248,10 @@ impl RNTuple {
         threads: Option<usize>,
         uproot_dtypes: bool,
         max_memory: Option<u64>,
-    ) -> PyResult<PyRecordBatch> {
+        streamer_bytes: bool,
+    ) -> PyResult<(PyRecordBatch, Vec<Undecoded>)> {
         let nt = self.inner.clone();
-        let batch = py
+        let (batch, undecoded) = py
             .detach(move || {
                 let names: Option<Vec<&str>> = fields.as_ref().map(|v| v.iter().map(|s| s.as_str()).collect());
                 let mut options = *nt.options();
@@ -255,39 +264,12 @@ impl RNTuple {
                 if max_memory.is_some() {
                     options.max_memory = max_memory;
                 }
-                nt.read_with(names.as_deref(), entry_start, entry_stop.unwrap_or(u64::MAX), &options)
+                options.streamer_bytes = streamer_bytes;
+                nt.read_with_notes(names.as_deref(), entry_start, entry_stop.unwrap_or(u64::MAX), &options)
             })
             .map_err(to_py)?;
-        Ok(PyRecordBatch::new(batch))
-    }
-
-    /// Decodes the bytes of a streamer field of C++ type `type_name` (one
-    /// value per entry, as `read` returns them) with this RNTuple's streamer
-    /// infos into an Arrow array typed as the split field of the class
-    /// (`rntuple::streamer`); raises `ValueError` naming the class and the
-    /// reason when it cannot.
-    fn decode_streamer(
-        &self,
-        py: Python<'_>,
-        type_name: String,
-        bytes: pyo3_arrow::PyArray,
-    ) -> PyResult<pyo3_arrow::PyArray> {
-        use arrow_array::cast::AsArray;
-        let nt = self.inner.clone();
-        let (arr, _) = bytes.into_inner();
-        let out = py
-            .detach(move || -> Result<arrow_array::ArrayRef, String> {
-                let infos = nt.streamer_infos().map_err(|e| e.to_string())?;
-                if let Some(b) = arr.as_binary_opt::<i64>() {
-                    rntuple::streamer::decode_array(&infos, &type_name, b)
-                } else if let Some(b) = arr.as_binary_opt::<i32>() {
-                    rntuple::streamer::decode_array(&infos, &type_name, b)
-                } else {
-                    Err(format!("the values are {}, not bytes", arr.data_type()))
-                }
-            })
-            .map_err(pyo3::exceptions::PyValueError::new_err)?;
-        Ok(pyo3_arrow::PyArray::from_array_ref(out))
+        let undecoded = undecoded.into_iter().map(|u| (u.path, u.type_name, u.reason)).collect();
+        Ok((PyRecordBatch::new(batch), undecoded))
     }
 
     /// I/O figures of the reads so far: requests, vectored_calls, bytes_read,

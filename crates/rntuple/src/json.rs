@@ -160,6 +160,56 @@ fn write_list(node: &FieldNode, values: &dyn Array, range: std::ops::Range<usize
     out.push(']');
 }
 
+/// Appends the value at row `i` of a decoded streamer field's array (typed
+/// by `rntuple::streamer::arrow_type`: structs, lists, strings, numbers),
+/// records with their Arrow member names (`:_0` for a base class).
+fn write_decoded(arr: &dyn Array, i: usize, out: &mut String) {
+    if arr.is_null(i) {
+        out.push_str("null");
+        return;
+    }
+    let items = |values: &dyn Array, range: std::ops::Range<usize>, out: &mut String| {
+        out.push('[');
+        for (k, j) in range.enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            write_decoded(values, j, out);
+        }
+        out.push(']');
+    };
+    match arr.data_type() {
+        DataType::Struct(fields) => {
+            let s = arr.as_struct();
+            out.push('{');
+            for (k, f) in fields.iter().enumerate() {
+                if k > 0 {
+                    out.push(',');
+                }
+                write_string_bytes(f.name().as_bytes(), out);
+                out.push(':');
+                write_decoded(s.column(k).as_ref(), i, out);
+            }
+            out.push('}');
+        }
+        DataType::LargeList(_) => {
+            let l = arr.as_list::<i64>();
+            let o = l.value_offsets();
+            items(l.values().as_ref(), o[i] as usize..o[i + 1] as usize, out);
+        }
+        DataType::List(_) => {
+            let l = arr.as_list::<i32>();
+            let o = l.value_offsets();
+            items(l.values().as_ref(), o[i] as usize..o[i + 1] as usize, out);
+        }
+        DataType::FixedSizeList(_, n) => {
+            let n = *n as usize;
+            items(arr.as_fixed_size_list().values().as_ref(), i * n..(i + 1) * n, out);
+        }
+        _ => write_primitive(arr, i, out),
+    }
+}
+
 /// Appends the value at row `i` of `arr`, which holds values of field `node`.
 pub fn write_value(node: &FieldNode, arr: &dyn Array, i: usize, out: &mut String) {
     if arr.is_null(i) {
@@ -168,7 +218,12 @@ pub fn write_value(node: &FieldNode, arr: &dyn Array, i: usize, out: &mut String
     }
     match &node.kind {
         FieldKind::Primitive(_) | FieldKind::String | FieldKind::Cardinality { .. } => write_primitive(arr, i, out),
-        FieldKind::Streamer => hex(arr.as_binary::<i64>().value(i), out),
+        FieldKind::Streamer => match arr.data_type() {
+            DataType::LargeBinary => hex(arr.as_binary::<i64>().value(i), out),
+            DataType::Binary => hex(arr.as_binary::<i32>().value(i), out),
+            // Decoded (the default read): the object as its split field's value.
+            _ => write_decoded(arr, i, out),
+        },
         FieldKind::Collection { nullable: true } | FieldKind::Wrapper => write_value(&node.children[0], arr, i, out),
         FieldKind::Collection { nullable: false } => {
             let l = arr.as_list::<i64>();

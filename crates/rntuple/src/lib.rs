@@ -33,7 +33,7 @@ pub use read::{
     check_page_checksum, field_multipliers, load_envelopes, load_from_anchor, read_envelope, stored_size, unseal_page,
     Checks, Envelopes, Found, IoStats, PageSource, BATCH_BYTES, MAX_GAP, MAX_REQUEST,
 };
-pub use read::{io_report_enabled, set_io_report, IoReport, IO_REPORT_ENV};
+pub use read::{io_report_enabled, set_io_report, IoReport, UndecodedStreamer, IO_REPORT_ENV};
 pub use schema::{FieldKind, FieldNode, Schema};
 pub use write::{new_anchor, write_batches, FieldOverride, Projection, RNTupleWriter, RealEncoding, WriteOptions};
 
@@ -72,6 +72,10 @@ pub struct ReadOptions {
     /// inflated, an open accepts: an absolute cap checked before the
     /// envelope is read ([`DEFAULT_MAX_ENVELOPE_SIZE`]).
     pub max_envelope_size: u64,
+    /// Read streamer fields as the bytes stored (one binary value per
+    /// entry) instead of decoding them with the file's streamer infos
+    /// (default: off, decoded; `rntuple dump` prints the bytes).
+    pub streamer_bytes: bool,
 }
 
 /// The default of [`ReadOptions::max_page_size`]: 1 GiB (ROOT writes pages of
@@ -112,6 +116,7 @@ impl ReadOptions {
         max_memory: None,
         max_page_size: DEFAULT_MAX_PAGE_SIZE,
         max_envelope_size: DEFAULT_MAX_ENVELOPE_SIZE,
+        streamer_bytes: false,
     };
 
     /// These options with a budget of `bytes` per read (see [`ReadOptions::max_memory`]).
@@ -312,19 +317,7 @@ impl RNTuple {
     /// (extra type information of content id 0, header and footer), to
     /// decode them with [`streamer::decode_array`]. Empty when there are none.
     pub fn streamer_infos(&self) -> Result<streamer::StreamerInfos> {
-        let mut all = streamer::StreamerInfos::default();
-        for (i, e) in self.descriptor().extra_type_info.iter().enumerate() {
-            if e.content_id != rntuple_format::constants::EXTRA_TYPE_INFO_STREAMER_INFO || e.content.is_empty() {
-                continue;
-            }
-            let infos = streamer::StreamerInfos::parse(&e.content).map_err(|why| {
-                Error::out_of_spec(why, Location::new(format!("streamer info (extra type information {i})"), None))
-            })?;
-            for (class, versions) in infos.classes {
-                all.classes.entry(class).or_default().extend(versions);
-            }
-        }
-        Ok(all)
+        streamer::infos_of(self.descriptor())
     }
     pub fn num_entries(&self) -> u64 {
         self.source.desc.num_entries()
@@ -373,6 +366,19 @@ impl RNTuple {
         entry_stop: u64,
         options: &ReadOptions,
     ) -> Result<RecordBatch> {
+        Ok(self.read_with_notes(fields, entry_start, entry_stop, options)?.0)
+    }
+
+    /// Like [`RNTuple::read_with`], and the streamer fields (at any depth)
+    /// the read left as bytes because their objects could not be decoded,
+    /// each with the reason (sorted by path; see [`UndecodedStreamer`]).
+    pub fn read_with_notes(
+        &self,
+        fields: Option<&[&str]>,
+        entry_start: u64,
+        entry_stop: u64,
+        options: &ReadOptions,
+    ) -> Result<(RecordBatch, Vec<UndecodedStreamer>)> {
         let sel = self.select(fields)?;
         let stop = entry_stop.min(self.num_entries());
         let start = entry_start.min(stop);

@@ -12,7 +12,7 @@ Form per field kind (uproot 5.7 for RNTuple):
 ===========================  ==============================================
 primitive, cardinality       NumpyArray of the first column's type
 string                       ListOffsetArray(NumpyArray uint8 "char") "string"
-streamer (uproot: error)     decoded (top level): the split field's form (_streamer.py);
+streamer (uproot: error)     decoded (at any depth): the split field's form (_streamer.py);
                              else ListOffsetArray(NumpyArray uint8 "byte") "bytestring"
 collection                   ListOffsetArray (offsets i32 for 32-bit index columns)
 std::optional                IndexedOptionArray (of a variant: UnionArray of

@@ -24,7 +24,7 @@ from ._numpy import to_numpy_dict, to_pandas
 from ._read_args import ArraysArgs, IterateArgs, check_threads, entry_range, memory_budget, takes
 from ._results import Report, apply_how, datetime_units, to_library, with_datetimes
 from ._select import Selected, choose, in_order, plain_paths
-from ._streamer import decode_columns
+from ._streamer import warn_undecoded
 
 __all__ = ["AttributeSet", "Cluster", "Column", "RNTuple"]
 
@@ -348,8 +348,9 @@ class RNTuple:
         ``max_memory``: this read's budget in bytes (None: the file's, from ``rntuple.open``)."""
         names = [f.name for f in fields] if paths is None else paths
         threads = check_threads(threads)
-        batch = pa.record_batch(self._inner.read(names, start, stop, threads, library != "pa", max_memory))
-        return decode_columns(self._inner, batch, fields)
+        batch, undecoded = self._inner.read(names, start, stop, threads, library != "pa", max_memory)
+        warn_undecoded(undecoded)
+        return pa.record_batch(batch)
 
     def _convert(
         self, batch: pa.RecordBatch, fields: list[Field], keys: frozenset[str] | None, library: str, start: int

@@ -1,49 +1,32 @@
 """Streamer fields (``ROOT::RStreamerField``) read as values.
 
 ROOT stores such a field's object whole, streamed by ``TBufferFile`` with the
-class's streamer info, which it keeps in the footer. The reader returns one
-blob of bytes per entry; :func:`decode_columns` turns the top-level streamer
-fields of a batch into Arrow arrays with the types a split field of the class
-would have (records of the members, ``:_0`` for a base class, lists for
-``std::vector`` and C arrays, strings), decoded in Rust
-(``rntuple::streamer``). What cannot be decoded (a member type not handled,
-a class missing from the streamer info, bytes that disagree with it) stays
-bytes, with a ``UserWarning`` naming the field, the class and the reason.
-Streamer fields nested inside other fields stay bytes.
+class's streamer info, which it keeps in the footer. The reader (Rust,
+``rntuple::streamer``) decodes every streamer field it reads, at any depth (a
+member of a split class, the item of a collection), into the Arrow array a
+split field of the class would have (records of the members, ``:_0`` for a
+base class, lists for ``std::vector`` and C arrays, strings). What cannot be
+decoded (a member type not handled, a class missing from the streamer info,
+bytes that disagree with it) stays bytes; :func:`warn_undecoded` turns the
+reasons the read returns into a ``UserWarning`` per field naming the field,
+the class and the reason. :func:`to_layout` makes the awkward layout of
+decoded values.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import awkward as ak
 import pyarrow as pa
 
-STREAMER = "streamer"
 
-
-def decode_columns(inner: Any, batch: pa.RecordBatch, fields: list[Any]) -> pa.RecordBatch:
-    """``batch`` with its top-level streamer columns decoded where possible."""
-    kinds = {f.name: f for f in fields if f.kind == STREAMER}
-    if not kinds:
-        return batch
-    columns = []
-    changed = False
-    for name, column in zip(batch.schema.names, batch.columns, strict=True):
-        f = kinds.get(name)
-        if f is not None and (pa.types.is_large_binary(column.type) or pa.types.is_binary(column.type)):
-            try:
-                column = pa.array(inner.decode_streamer(f.type_name, column))
-                changed = True
-            except ValueError as e:
-                warnings.warn(
-                    f"streamer field {name!r} of class {f.type_name}: kept as bytes ({e})", UserWarning, stacklevel=4
-                )
-        columns.append(column)
-    if not changed:
-        return batch
-    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+def warn_undecoded(undecoded: list[tuple[str, str, str]]) -> None:
+    """A ``UserWarning`` for each (field path, class, reason) of a streamer field a read left as bytes."""
+    for path, type_name, reason in undecoded:
+        warnings.warn(
+            f"streamer field {path!r} of class {type_name}: kept as bytes ({reason})", UserWarning, stacklevel=4
+        )
 
 
 def is_decoded(arr: pa.Array) -> bool:

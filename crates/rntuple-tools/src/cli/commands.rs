@@ -58,11 +58,16 @@ pub(crate) fn execute(command: Command, verify: bool, out: &mut dyn Write) -> Re
                     })
                     .collect::<Result<_, _>>()?,
             };
-            for batch in nt.iter_batches(sel, 10_000, start, stop) {
-                let batch = batch.map_err(|e| format!("{path}:{name}: {e}"))?;
+            // The dump format prints a streamer field's stored bytes (docs/dump-format.md).
+            let options = rntuple::ReadOptions { streamer_bytes: true, ..*nt.options() };
+            let mut at = start;
+            while at < stop {
+                let end = stop.min(at.saturating_add(10_000));
+                let batch = nt.read_with(sel, at, end, &options).map_err(|e| format!("{path}:{name}: {e}"))?;
                 for line in rntuple::json::entry_lines(&nodes, &batch) {
                     writeln!(out, "{line}")?;
                 }
+                at = end;
             }
         }
         Command::Inspect { target, json, top, wide } => tools::inspect(&target, json, top, wide, verify, out)?,

@@ -15,8 +15,14 @@
 //! of non-numeric types, `concat` of the null slots of valueless variants)
 //! allocate inside arrow; their outputs are no larger than the values
 //! already held.
+//!
+//! A streamer field's byte column is decoded here, with the file's streamer
+//! infos (parsed once per read, when a streamer field is met), into the
+//! array its class's split field would give ([`crate::streamer`]), at any
+//! depth; one that cannot be decoded stays bytes and is noted
+//! ([`UndecodedStreamer`]).
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow_array::types::*;
 use arrow_array::*;
@@ -28,23 +34,85 @@ use rntuple_format::model::ColumnType;
 use rntuple_format::{Error, Location, Result};
 
 use super::element_ranges::{structure_error, variant_ranges, Plan};
+use super::UndecodedStreamer;
 use crate::schema::{FieldKind, FieldNode};
+use crate::streamer::StreamerInfos;
 use crate::ArrowShape;
 
-/// The filled buffers, one per slot, each taken once.
+/// The filled buffers, one per slot, each taken once; the streamer infos
+/// (parsed at the first streamer field) and the streamer fields left as
+/// bytes.
 #[derive(Debug)]
-pub(crate) struct Sinks(Vec<Mutex<Option<ColumnValues>>>);
+pub(crate) struct Sinks {
+    buffers: Vec<Mutex<Option<ColumnValues>>>,
+    infos: OnceLock<std::result::Result<StreamerInfos, String>>,
+    undecoded: Mutex<Vec<UndecodedStreamer>>,
+}
 
 impl Sinks {
     pub(crate) fn new(values: impl IntoIterator<Item = ColumnValues>) -> Self {
-        Sinks(values.into_iter().map(|v| Mutex::new(Some(v))).collect())
+        Sinks {
+            buffers: values.into_iter().map(|v| Mutex::new(Some(v))).collect(),
+            infos: OnceLock::new(),
+            undecoded: Mutex::default(),
+        }
     }
 
     fn take(&self, slot: usize) -> Result<ColumnValues> {
-        self.0
+        self.buffers
             .get(slot)
             .and_then(|m| m.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take())
             .ok_or_else(|| Error::invalid(format!("buffer {slot} of the read plan used twice")))
+    }
+
+    /// The streamer fields left as bytes so far, by path.
+    pub(crate) fn undecoded(&self) -> Vec<UndecodedStreamer> {
+        let mut out = self.undecoded.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
+    }
+
+    /// The array of streamer field `n` decoded from its byte column, or
+    /// `None` (noted with the reason) when it cannot be.
+    fn streamer(&self, plan: &Plan, n: usize, offsets: &[i64], bytes: &[u8]) -> Option<ArrayRef> {
+        let f = plan.nodes[n].field;
+        let infos = self.infos.get_or_init(|| crate::streamer::infos_of(&plan.src.desc).map_err(|e| e.to_string()));
+        let decoded = infos
+            .as_ref()
+            .map_err(|e| format!("the streamer info cannot be read: {e}"))
+            .and_then(|infos| crate::streamer::decode_entries(infos, &f.type_name, offsets, bytes));
+        match decoded {
+            Ok(arr) => Some(arr),
+            Err(reason) => {
+                let note = UndecodedStreamer { path: node_path(plan, n), type_name: f.type_name.clone(), reason };
+                self.undecoded.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(note);
+                None
+            }
+        }
+    }
+}
+
+/// The dotted path of node `n` from its top-level field.
+fn node_path(plan: &Plan, n: usize) -> String {
+    fn find(plan: &Plan, at: usize, n: usize, path: &mut Vec<usize>) -> bool {
+        path.push(at);
+        if at == n || plan.nodes[at].children.iter().any(|&c| find(plan, c, n, path)) {
+            return true;
+        }
+        path.pop();
+        false
+    }
+    let mut path = Vec::new();
+    for &r in &plan.roots {
+        if find(plan, r, n, &mut path) {
+            break;
+        }
+    }
+    let names: Vec<&str> = path.iter().map(|&i| plan.nodes[i].field.name.as_str()).collect();
+    if names.is_empty() {
+        plan.nodes[n].field.name.clone()
+    } else {
+        names.join(".")
     }
 }
 
@@ -118,6 +186,11 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
                 ColumnValues::U8(v) => Buffer::from_vec(v),
                 other => return Err(node_error(f, format!("byte column decoded as {}", other.kind()))),
             };
+            if f.kind == FieldKind::Streamer && !plan.streamer_bytes {
+                if let Some(arr) = sinks.streamer(plan, n, &offsets, &bytes) {
+                    return Ok(arr);
+                }
+            }
             if let Some(narrow) = index32(plan, f, &offsets)? {
                 if f.kind == FieldKind::String {
                     if let Ok(arr) = StringArray::try_new(narrow.clone(), bytes.clone(), None) {

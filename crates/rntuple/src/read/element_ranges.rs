@@ -96,6 +96,8 @@ pub(crate) struct Plan<'a> {
     pub roots: Vec<usize>,
     pub slots: Vec<Slot>,
     pub shape: ArrowShape,
+    /// Streamer fields stay bytes ([`crate::ReadOptions::streamer_bytes`]).
+    pub streamer_bytes: bool,
     resolved: Resolved,
 }
 
@@ -132,6 +134,7 @@ impl<'a> Plan<'a> {
             roots: Vec::new(),
             slots: Vec::new(),
             shape,
+            streamer_bytes: false,
             resolved: HashMap::new(),
         };
         for s in fields {

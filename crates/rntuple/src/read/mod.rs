@@ -47,16 +47,31 @@ pub(crate) use source::column_multipliers;
 pub use source::{field_multipliers, PageSource};
 pub use unseal::{check_page_checksum, stored_size, unseal_page};
 
+/// A streamer field (at any depth) that a read left as bytes: its objects
+/// could not be decoded with the file's streamer infos (a class missing
+/// from them, a member type not handled, bytes that disagree with them).
+/// Python turns each into a `UserWarning`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndecodedStreamer {
+    /// Dotted path of the field from its top-level field (`"outer.ins._0"`).
+    pub path: String,
+    /// The field's C++ type (the streamed class).
+    pub type_name: String,
+    /// Why, naming the class and member or entry and byte where it failed.
+    pub reason: String,
+}
+
 /// Reads the selected fields (or parts of fields, see [`resolve_selection`]) for
 /// entries `[start, stop)` with `options.threads` decoding threads (0: one per
-/// core, 1: on the calling thread), in the Arrow types of `options.shape`.
+/// core, 1: on the calling thread), in the Arrow types of `options.shape`;
+/// with the streamer fields left as bytes (see [`UndecodedStreamer`]).
 pub(crate) fn read_range(
     src: &PageSource,
     fields: &[Selected<'_>],
     start: u64,
     stop: u64,
     options: &ReadOptions,
-) -> Result<RecordBatch> {
+) -> Result<(RecordBatch, Vec<UndecodedStreamer>)> {
     let verify = options.verify_checksums;
     // The budget and the page cap of this read (options may differ from the
     // open's), with its own count of the values it holds: the budget is the
@@ -75,6 +90,7 @@ pub(crate) fn read_range(
     };
     let pool = threads::Pool::new(options.threads)?;
     let mut plan = element_ranges::Plan::new(src, fields, start, stop, options.shape);
+    plan.streamer_bytes = options.streamer_bytes;
     plan.resolve(&pool, verify)?;
     let sinks = {
         let mut jobs = plan.jobs();
@@ -92,6 +108,7 @@ pub(crate) fn read_range(
         .collect();
     let schema = Arc::new(ArrowSchema::new(actual_fields));
     let n = stop.saturating_sub(start) as usize;
-    RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(n)))
-        .map_err(|e| Error::invalid(format!("cannot assemble record batch: {e}")))
+    let batch = RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(n)))
+        .map_err(|e| Error::invalid(format!("cannot assemble record batch: {e}")))?;
+    Ok((batch, sinks.undecoded()))
 }

@@ -108,8 +108,10 @@ fn type_of(infos: &StreamerInfos, type_name: &str, depth: usize) -> Result<DataT
     Ok(DataType::Struct(Fields::from(fields)))
 }
 
-/// Decodes every entry of a streamer field's bytes (`bytes`, as the reader
-/// returns them) of C++ type `type_name` into one Arrow array.
+/// Decodes every entry of a streamer field's bytes (`bytes`, a binary
+/// array of one object per entry) of C++ type `type_name` into one Arrow
+/// array. (The reader decodes streamer fields itself, with
+/// [`decode_entries`]; this is for bytes obtained otherwise.)
 pub fn decode_array<O: OffsetSizeTrait>(
     infos: &StreamerInfos,
     type_name: &str,
@@ -123,6 +125,43 @@ pub fn decode_array<O: OffsetSizeTrait>(
     }
     build(&dt, &values.iter().collect::<Vec<_>>())
 }
+
+/// Decodes the objects of C++ type `type_name` stored back to back in
+/// `bytes`, object `i` in `bytes[offsets[i]..offsets[i + 1]]` (a streamer
+/// field's byte column and its offsets, as the reader holds them), into
+/// one Arrow array typed by [`arrow_type`]. Offsets that decrease or point
+/// past `bytes` are refused. A failure names the object by its index in
+/// the read (for a field under a collection, the index of the item).
+pub fn decode_entries(infos: &StreamerInfos, type_name: &str, offsets: &[i64], bytes: &[u8]) -> Result<ArrayRef, Fail> {
+    let dt = arrow_type(infos, type_name)?;
+    let n = offsets.len().saturating_sub(1);
+    // Decoded in chunks, each held as values only until it is an array.
+    let mut chunks = Vec::with_capacity(n.div_ceil(CHUNK));
+    let mut values = Vec::with_capacity(n.min(CHUNK));
+    for (i, w) in offsets.windows(2).enumerate() {
+        let b =
+            usize::try_from(w[0]).ok().zip(usize::try_from(w[1]).ok()).and_then(|(a, b)| bytes.get(a..b)).ok_or_else(
+                || format!("object {i}: bytes {}..{} are not within the {} there are", w[0], w[1], bytes.len()),
+            )?;
+        values.push(decode(infos, type_name, b).map_err(|e| format!("object {i} of the read: {e}"))?);
+        if values.len() == CHUNK {
+            chunks.push(build(&dt, &values.iter().collect::<Vec<_>>())?);
+            values.clear();
+        }
+    }
+    if !values.is_empty() || chunks.is_empty() {
+        chunks.push(build(&dt, &values.iter().collect::<Vec<_>>())?);
+    }
+    if chunks.len() == 1 {
+        return Ok(chunks.swap_remove(0));
+    }
+    let parts: Vec<&dyn Array> = chunks.iter().map(|c| c.as_ref()).collect();
+    arrow_select::concat::concat(&parts).map_err(|e| e.to_string())
+}
+
+/// Objects decoded into values before they become an Arrow array
+/// ([`decode_entries`]): bounds the values held at once.
+const CHUNK: usize = 4096;
 
 fn mismatch(dt: &DataType, v: &Value) -> Fail {
     format!("a decoded {v:?} where the streamer info says {dt}")

@@ -153,7 +153,7 @@ struct Decoder<'a, 'b> {
     b: Buf<'b>,
 }
 
-impl Decoder<'_, '_> {
+impl<'a> Decoder<'a, '_> {
     fn basic(&mut self, code: i32, what: &str) -> Result<Value, Fail> {
         let b = &mut self.b;
         Ok(match code {
@@ -184,7 +184,7 @@ impl Decoder<'_, '_> {
         Ok(n)
     }
 
-    fn info(&self, class: &str, version: u16, checksum: Option<u32>) -> Result<&ClassInfo, Fail> {
+    fn info(&self, class: &str, version: u16, checksum: Option<u32>) -> Result<&'a ClassInfo, Fail> {
         let v = if checksum.is_some() { None } else { Some(i32::from(version)) };
         self.infos.get(class, v, checksum).ok_or_else(|| match self.infos.classes.contains_key(class) {
             true => format!("class {class}: no streamer info of version {version} / checksum {checksum:?}"),
@@ -203,8 +203,8 @@ impl Decoder<'_, '_> {
     fn class(&mut self, class: &str, depth: usize) -> Result<Value, Fail> {
         Self::depth(depth, class)?;
         let (end, version, checksum) = self.b.counted_version(class)?;
-        let info = self.info(class, version, checksum)?.clone();
-        let v = self.members(&info, depth)?;
+        let info = self.info(class, version, checksum)?;
+        let v = self.members(info, depth)?;
         if let Some(end) = end {
             if self.b.pos() != end {
                 return Err(format!(
@@ -392,7 +392,7 @@ impl Decoder<'_, '_> {
         let what = format!("std::vector<{item}> (member-wise)");
         let version = self.b.u16(&what)?;
         let checksum = if version == 0 { Some(self.b.u32(&what)?) } else { None };
-        let info = self.info(item, version, checksum)?.clone();
+        let info = self.info(item, version, checksum)?;
         let n = self.count(&what, 0)?;
         if n == 0 {
             // Nothing follows, not even the members' headers.

@@ -9,9 +9,11 @@
 //! `std::vector` of fundamentals, strings and classes (object-wise and
 //! member-wise), class members and base classes (`TObject` included),
 //! classes with and without `ClassDef`. Anything else is refused with the class, the member and the
-//! reason (the caller keeps the bytes). [`decode_array`] turns a streamer
-//! field's column of bytes (what `RNTuple::read` returns for it) into an
-//! Arrow array typed as the split field of the class would be;
+//! reason (the caller keeps the bytes). [`decode_entries`] turns a streamer
+//! field's byte column into an Arrow array typed as the split field of the
+//! class would be — the reader does so for every streamer field it
+//! assembles, at any depth ([`crate::RNTuple::read_with_notes`] tells which
+//! stayed bytes and why; [`decode_array`] does the same for a binary array);
 //! [`RNTuple::streamer_infos`](crate::RNTuple::streamer_infos) gives the
 //! file's infos.
 
@@ -23,7 +25,7 @@ mod info;
 mod layout;
 mod memo;
 
-pub use arrow::{arrow_type, decode_array};
+pub use arrow::{arrow_type, decode_array, decode_entries};
 pub use decode::{decode, Value, MAX_DEPTH};
 pub use encode::Encoder;
 pub use info::{ClassInfo, Element, ElementKind, StreamerInfos};
@@ -31,6 +33,27 @@ pub use layout::{Class, Classes, Member, Ty, STRING_VERSION, VECTOR_CLASS_VERSIO
 #[cfg(test)]
 pub(crate) use memo::STREAMED;
 pub use memo::{Encoded, Entries, Streamed};
+
+/// The streamer infos stored in `desc` (extra type information of content
+/// id 0, header and footer), merged; empty when there are none.
+pub(crate) fn infos_of(desc: &crate::Descriptor) -> rntuple_format::Result<StreamerInfos> {
+    let mut all = StreamerInfos::default();
+    for (i, e) in desc.extra_type_info.iter().enumerate() {
+        if e.content_id != rntuple_format::constants::EXTRA_TYPE_INFO_STREAMER_INFO || e.content.is_empty() {
+            continue;
+        }
+        let infos = StreamerInfos::parse(&e.content).map_err(|why| {
+            rntuple_format::Error::out_of_spec(
+                why,
+                rntuple_format::Location::new(format!("streamer info (extra type information {i})"), None),
+            )
+        })?;
+        for (class, versions) in infos.classes {
+            all.classes.entry(class).or_default().extend(versions);
+        }
+    }
+    Ok(all)
+}
 
 #[cfg(test)]
 mod tests;

@@ -36,10 +36,17 @@ fn streamer_info_bytes() -> Vec<u8> {
     infos[0].content.clone()
 }
 
-/// Entry bytes of each streamer field, as the reader returns them.
+/// All entries with the streamer fields as their stored bytes
+/// ([`crate::ReadOptions::streamer_bytes`]; the reader decodes them by default).
+fn read_stored(nt: &crate::RNTuple) -> crate::Result<arrow_array::RecordBatch> {
+    let options = crate::ReadOptions { streamer_bytes: true, ..*nt.options() };
+    nt.read_with(None, 0, u64::MAX, &options)
+}
+
+/// Entry bytes of each streamer field, as stored.
 fn entries() -> Vec<(String, String, Vec<Vec<u8>>)> {
     let nt = RNTupleFile::open(data("streamer_root640.root")).expect("open").rntuple("Events").expect("Events");
-    let batch = nt.read_all().expect("read");
+    let batch = read_stored(&nt).expect("read");
     nt.schema()
         .fields
         .iter()
@@ -171,11 +178,15 @@ fn truncated_and_garbage_streamer_infos_are_refused() {
 fn arrow_arrays_have_the_split_fields_types_and_roots_values() {
     let nt = RNTupleFile::open(data("streamer_root640.root")).expect("open").rntuple("Events").expect("Events");
     let infos = nt.streamer_infos().expect("infos");
-    let batch = nt.read_all().expect("read");
+    let batch = read_stored(&nt).expect("read");
+    let (read, undecoded) = nt.read_with_notes(None, 0, u64::MAX, nt.options()).expect("read decoded");
+    assert!(undecoded.is_empty(), "{undecoded:?}");
     let expected = expected();
     for (i, f) in nt.schema().fields.iter().enumerate() {
         let arr = decode_array(&infos, &f.type_name, batch.column(i).as_binary::<i64>()).expect("decode");
         assert_eq!(arr.len(), 4, "{}", f.name);
+        // The reader's own decoding (straight from the byte column) gives the same array.
+        assert_eq!(read.column(i).as_ref(), arr.as_ref(), "{}", f.name);
         for e in 0..arr.len() {
             assert_eq!(arrow_json(&arr, e), expected["Events"][e][&f.name], "{} entry {e}", f.name);
         }
@@ -311,7 +322,7 @@ fn checksums_are_roots() {
 fn encoded_entries_equal_roots_bytes() {
     let nt = RNTupleFile::open(data("streamer_root640.root")).expect("open").rntuple("Events").expect("Events");
     let infos = nt.streamer_infos().expect("infos");
-    let batch = nt.read_all().expect("read");
+    let batch = read_stored(&nt).expect("read");
     for (i, f) in nt.schema().fields.iter().enumerate() {
         let top = match f.name.as_str() {
             "hit" => Ty::Class("Hit".into()),
@@ -365,7 +376,7 @@ fn maps_sets_and_tstrings_equal_roots_reader() {
     // Gap26 { map<int,float>, set<int>, map<string,Hit>, set<string>, TString, vector<string> }.
     let nt = RNTupleFile::open(data("streamer_gaps_root640.root")).expect("open").rntuple("Events").expect("Events");
     let infos = nt.streamer_infos().expect("infos");
-    let batch = nt.read_all().expect("read");
+    let batch = read_stored(&nt).expect("read");
     let text = std::fs::read_to_string(data("streamer_gaps_root640.json")).expect("json");
     let expected: serde_json::Value = serde_json::from_str(&text).expect("parse");
     let col = batch.column(0).as_binary::<i64>();
@@ -388,7 +399,7 @@ fn the_writer_writes_roots_field_records_bytes_and_streamer_info() {
     // ROOT's `hit` and `hits` decoded to Arrow, written back as streamer fields.
     let root = RNTupleFile::open(data("streamer_root640.root")).expect("open").rntuple("Events").expect("Events");
     let infos = root.streamer_infos().expect("infos");
-    let batch = root.read_all().expect("read");
+    let batch = read_stored(&root).expect("read");
     let stored: Vec<_> = (0..2).map(|i| batch.column(i).as_binary::<i64>().clone()).collect();
     let arrays: Vec<arrow_array::ArrayRef> = ["Hit", "std::vector<Hit>"]
         .iter()
@@ -405,7 +416,7 @@ fn the_writer_writes_roots_field_records_bytes_and_streamer_info() {
     let path = std::env::temp_dir().join(format!("rntuple-streamer-write-{}.root", std::process::id()));
     write_batches(&path, "Events", [ours_batch], &overrides, WriteOptions::default()).expect("write");
     let ours = RNTupleFile::open(&path).expect("open ours").rntuple("Events").expect("Events");
-    let ours_read = ours.read_all().expect("read ours");
+    let ours_read = read_stored(&ours).expect("read ours");
     for (i, stored) in stored.iter().enumerate().take(2) {
         let (a, b) = (&root.descriptor().fields[i], &ours.descriptor().fields[i]);
         assert_eq!(
