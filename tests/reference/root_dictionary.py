@@ -1,5 +1,7 @@
-"""Build and load a compiled ROOT dictionary for the reference writers (``soa_root.py``,
-``streamer_root.py``): rootcling and g++ against the pip ROOT, in a folder the caller owns.
+"""What the reference writers of class fields share (``soa_root.py``, ``streamer_root.py``,
+``streamer_nested_root.py``, ``streamer_write_root.py``): ROOT imported in batch mode, a compiled
+dictionary built and loaded (rootcling and g++ against the pip ROOT, in a folder the caller
+owns), the values of a ``Hit``-like object, and ROOT's readings written as JSON.
 
 ROOT streams members and bases of a class, and accepts an SoA class, only when the class has a
 compiled dictionary; an interpreted declaration is not enough.
@@ -7,10 +9,40 @@ compiled dictionary; an interpreted declaration is not enough.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import warnings
 from typing import Any
+
+
+def import_root() -> Any:
+    """The ROOT module (its import warnings silenced), in batch mode."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import ROOT  # noqa: N811
+
+    ROOT.gROOT.SetBatch(True)
+    return ROOT
+
+
+def hit(h: Any) -> dict:
+    """The members of a ``Hit``/``WHit`` (``x``, ``y``, ``id``, ``samples``, ``label``) as JSON values."""
+    return {
+        "x": float(h.x),
+        "y": float(h.y),
+        "id": int(h.id),
+        "samples": [float(s) for s in h.samples],
+        "label": str(h.label),
+    }
+
+
+def write_entries(path: str, entries: list[dict]) -> None:
+    """``{"Events": entries}`` as the JSON files next to the ROOT files in tests/data are."""
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump({"Events": entries}, fh, indent=1)
+        fh.write("\n")
 
 
 def load_dictionary(root: Any, sources: str, headers: list[str], folder: str, libs: list[str]) -> str:

@@ -26,9 +26,8 @@ import json
 import os
 import sys
 import tempfile
-import warnings
 
-from root_dictionary import load_dictionary
+from root_dictionary import import_root, load_dictionary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -170,10 +169,7 @@ def read(root, paths: list[str]) -> None:  # noqa: ANN001
 def main() -> int:
     reading = len(sys.argv) > 1 and sys.argv[1] == "--read"
     out = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "tests", "data", "soa_root640.root"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import ROOT  # noqa: N811
-    ROOT.gROOT.SetBatch(True)
+    ROOT = import_root()  # noqa: N806
     with tempfile.TemporaryDirectory() as d:
         load_dictionary(
             ROOT, os.path.join(HERE, "soa"), ["soa_classes.hxx", "soa_linkdef.h"], d, ["Core", "RIO", "ROOTVecOps"]

@@ -20,13 +20,11 @@ three streamer fields sit below the top level. 5 entries in the RNTuple ``Events
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
-import warnings
 
-from root_dictionary import load_dictionary
+from root_dictionary import import_root, load_dictionary, write_entries
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -110,10 +108,7 @@ def inner(i) -> dict:
 def main() -> int:
     out_dir = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "tests", "data"))
     path = os.path.join(out_dir, "streamer_nested_root640.root")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import ROOT  # noqa: N811
-    ROOT.gROOT.SetBatch(True)
+    ROOT = import_root()  # noqa: N806
     with tempfile.TemporaryDirectory() as d:
         headers = ["streamer_nested_classes.hxx", "streamer_nested_linkdef.h"]
         load_dictionary(ROOT, os.path.join(HERE, "streamer"), headers, d, ["Core", "RIO"])
@@ -134,9 +129,7 @@ def main() -> int:
             }
             for e, o in enumerate(outer)
         ]
-    with open(os.path.join(out_dir, "streamer_nested_root640.json"), "w", encoding="utf-8") as fh:
-        json.dump({"Events": values}, fh, indent=1)
-        fh.write("\n")
+    write_entries(os.path.join(out_dir, "streamer_nested_root640.json"), values)
     print(path)
     return 0
 

@@ -25,13 +25,11 @@ bytes, the long form —, ``std::vector<std::string>``).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
-import warnings
 
-from root_dictionary import load_dictionary
+from root_dictionary import hit, import_root, load_dictionary, write_entries
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -176,16 +174,6 @@ void rntuple_streamer_read(const char *path, std::vector<Hit> &hit, std::vector<
 """
 
 
-def hit(h) -> dict:
-    return {
-        "x": float(h.x),
-        "y": float(h.y),
-        "id": int(h.id),
-        "samples": [float(s) for s in h.samples],
-        "label": str(h.label),
-    }
-
-
 def read_back(ROOT, path: str) -> list[dict]:  # noqa: N803
     hits_, vhits, ders = ROOT.std.vector["Hit"](), ROOT.std.vector["std::vector<Hit>"](), ROOT.std.vector["Derived26"]()
     tobs = ROOT.std.vector["Tagged26"]()
@@ -241,10 +229,7 @@ def read_gaps(ROOT, path: str) -> list[dict]:  # noqa: N803
 def main() -> int:
     out_dir = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "tests", "data"))
     path = os.path.join(out_dir, "streamer_root640.root")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import ROOT  # noqa: N811
-    ROOT.gROOT.SetBatch(True)
+    ROOT = import_root()  # noqa: N806
     with tempfile.TemporaryDirectory() as d:
         load_dictionary(
             ROOT, os.path.join(HERE, "streamer"), ["streamer_classes.hxx", "streamer_linkdef.h"], d, ["Core", "RIO"]
@@ -257,12 +242,8 @@ def main() -> int:
         gaps_path = os.path.join(out_dir, "streamer_gaps_root640.root")
         ROOT.rntuple_gaps_write(gaps_path)
         gaps = read_gaps(ROOT, gaps_path)
-    with open(os.path.join(out_dir, "streamer_root640.json"), "w", encoding="utf-8") as fh:
-        json.dump({"Events": values}, fh, indent=1)
-        fh.write("\n")
-    with open(os.path.join(out_dir, "streamer_gaps_root640.json"), "w", encoding="utf-8") as fh:
-        json.dump({"Events": gaps}, fh, indent=1)
-        fh.write("\n")
+    write_entries(os.path.join(out_dir, "streamer_root640.json"), values)
+    write_entries(os.path.join(out_dir, "streamer_gaps_root640.json"), gaps)
     print(path)
     return 0
 

@@ -16,9 +16,8 @@ import json
 import os
 import sys
 import tempfile
-import warnings
 
-from root_dictionary import load_dictionary
+from root_dictionary import hit, import_root, load_dictionary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -39,23 +38,10 @@ void rntuple_w26_read(const char *path, const char *name, std::vector<WHit> &hit
 """
 
 
-def hit(h) -> dict:
-    return {
-        "x": float(h.x),
-        "y": float(h.y),
-        "id": int(h.id),
-        "samples": [float(s) for s in h.samples],
-        "label": str(h.label),
-    }
-
-
 def main() -> int:
     path = os.path.abspath(sys.argv[1])
     name = sys.argv[2] if len(sys.argv) > 2 else "Events"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import ROOT  # noqa: N811
-    ROOT.gROOT.SetBatch(True)
+    ROOT = import_root()  # noqa: N806
     with tempfile.TemporaryDirectory() as d:
         load_dictionary(
             ROOT,
