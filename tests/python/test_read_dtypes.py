@@ -82,12 +82,12 @@ def test_the_reader_gives_uproots_dtypes(index32_file: Path) -> None:
     """The binding's ``uproot_dtypes`` read: booleans one byte each, 32-bit offsets for Index32
     columns, ``char`` in its column's type (uint8); the default read keeps the C++ types."""
     inner = _lib.File(str(index32_file)).rntuple("t")
-    shaped = pa.record_batch(inner.read(None, 0, None, None, True))
+    shaped = pa.record_batch(inner.read(None, 0, None, None, True)[0])
     assert shaped.schema.field("flag").type == pa.uint8()
     assert shaped.schema.field("v").type == pa.list_(pa.field("_0", pa.float64(), nullable=False))
     assert shaped.schema.field("c").type == pa.uint8()
     assert shaped.column("c").to_pylist() == [255, 1, 65]
-    plain = pa.record_batch(inner.read(None, 0, None, None))
+    plain = pa.record_batch(inner.read(None, 0, None, None)[0])
     assert plain.schema.field("flag").type == pa.bool_()
     assert pa.types.is_large_list(plain.schema.field("v").type)
     assert plain.schema.field("c").type == pa.int8()
