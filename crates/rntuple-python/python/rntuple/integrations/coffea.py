@@ -379,7 +379,9 @@ class _TreeView:
 class _CoffeaRead:
     """dask-awkward IO function of coffea's dask mode: reads the fields (``keys``) of one
     partition and builds the schema's form from their buffers through coffea's form mapping
-    (``info``); buffers of fields not read are placeholders the computation never touches."""
+    (``info``); buffers of fields not read are placeholders the computation never touches.
+    ``columns`` is coffea's column -> field mapping, made once from the first file (as the
+    form is), not again per partition."""
 
     def __init__(
         self,
@@ -387,13 +389,13 @@ class _CoffeaRead:
         info: Any,
         keys: frozenset[str],
         options: dict[str, Any],
-        physlite: tuple[str, ...] | None,
+        columns: _Columns,
     ) -> None:
         self.expected_form = expected_form
         self.info = info
         self.keys = keys
         self.options = options
-        self.physlite = physlite
+        self.columns = columns
 
     # what a task runs
     def __call__(self, part: tuple[Any, ...]) -> Any:
@@ -405,7 +407,7 @@ class _CoffeaRead:
         p = Partition(*part)
         ntuple = _handle(p.location, p.name, self.options)
         stop = ntuple.num_entries if p.entry_stop is None else p.entry_stop
-        tree = _TreeView(ntuple, p.location, p.name, _columns(ntuple, self.physlite))
+        tree = _TreeView(ntuple, p.location, p.name, self.columns)
         keys = sorted(self.keys)
         mapping = self.info.load_buffers(tree, keys, p.entry_start, stop, None, None, {"ak_add_doc": False})
         container: dict[str, Any] = {}
@@ -468,7 +470,7 @@ class _CoffeaRead:
         return self.project_manually(self.necessary_columns(report, state))
 
     def project_manually(self, columns: frozenset[str]) -> _CoffeaRead:
-        return _CoffeaRead(self.expected_form, self.info, frozenset(columns), self.options, self.physlite)
+        return _CoffeaRead(self.expected_form, self.info, frozenset(columns), self.options, self.columns)
 
     def __dask_tokenize__(self) -> Any:
         return (
@@ -476,7 +478,7 @@ class _CoffeaRead:
             self.expected_form.to_json(),
             sorted(self.keys),
             sorted(self.options.items()),
-            self.physlite,
+            sorted(self.columns.items()),
         )
 
 
@@ -496,8 +498,7 @@ def _dask_io(
 
     specs = _expand_specs(file)
     first = _open_ntuple(specs[0][0], specs[0][1], options)
-    physlite = _physlite(schemaclass)
-    columns = _columns(first, physlite, keep)
+    columns = _columns(first, _physlite(schemaclass), keep)
     sample = _read_columns(first, columns, columns, 0, 0)
     typenames = _typenames(first, columns)
     docs = {f.name: f.description for f in first.fields}
@@ -514,5 +515,5 @@ def _dask_io(
     )
     expected_form, info = map_schema(base_form)
     partitions = _partitions(specs, first, options, step_size, True, 16)
-    io = _CoffeaRead(expected_form, info, frozenset(columns), options, physlite)
+    io = _CoffeaRead(expected_form, info, frozenset(columns), options, columns)
     return io, [tuple(p) for p in partitions], _divisions(partitions)
