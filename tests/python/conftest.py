@@ -61,18 +61,38 @@ def big_enabled() -> bool:
 
 
 def big_scratch_dir(tmp_path, need: int) -> str:
-    """A directory with room for `need` bytes (plus 1 GiB of margin) for the > 4 GiB tests: `tmp_path`
-    when its disk has the room, else `/dev/shm` (RAM-backed; CI machines have 24 GiB of RAM but not
-    always that much free disk). Fails, naming both places and their free space, when neither has it."""
+    """A directory with room for `need` bytes (plus 1 GiB of margin) for the > 4 GiB tests.
+
+    `/dev/shm` (RAM-backed) comes first when the machine's available memory leaves 8 GiB beyond
+    the file for the test's own processes: a CI machine's disk is shared with its build cache and
+    other jobs, and a write that had room when the test started once ran out of it midway. Else
+    `tmp_path` when its disk has the room. Fails, naming both places and their free space, when
+    neither has it."""
     want = need + (1 << 30)
     tried = []
-    for d in (str(tmp_path), "/dev/shm"):
-        if os.path.isdir(d) and os.access(d, os.W_OK):
-            free = shutil.disk_usage(d).free
-            if free >= want:
-                return d if d == str(tmp_path) else tempfile.mkdtemp(prefix="rntuple-big-", dir=d)
-            tried.append(f"{d}: {free / 2**30:.1f} GiB free")
+    shm = "/dev/shm"
+    if os.path.isdir(shm) and os.access(shm, os.W_OK):
+        free = shutil.disk_usage(shm).free
+        if free >= want and _mem_available() >= need + (8 << 30):
+            return tempfile.mkdtemp(prefix="rntuple-big-", dir=shm)
+        tried.append(f"{shm}: {free / 2**30:.1f} GiB free, {_mem_available() / 2**30:.1f} GiB of memory available")
+    free = shutil.disk_usage(tmp_path).free
+    if free >= want:
+        return str(tmp_path)
+    tried.append(f"{tmp_path}: {free / 2**30:.1f} GiB free")
     raise AssertionError(f"no room for a {need / 2**30:.1f} GiB test file ({'; '.join(tried)})")
+
+
+def _mem_available() -> int:
+    """MemAvailable of /proc/meminfo in bytes (0 where there is none)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def root_python() -> str:
