@@ -335,9 +335,20 @@ impl RNTuple {
         self.schema.fields.iter().filter(|f| !has_unsupported(f)).collect()
     }
 
-    /// Arrow schema of [`RNTuple::readable_fields`].
+    /// Arrow schema of [`RNTuple::readable_fields`]: the schema of the
+    /// batches [`RNTuple::read`] returns. It is the schema of a read of no
+    /// entries (no page is read), so that a streamer field has the type of
+    /// its decoded objects, as in the batches, or stays binary where the
+    /// read would keep bytes (a class missing from the streamer info,
+    /// [`ReadOptions::streamer_bytes`]). Should that read fail, the
+    /// schema of the fields' declared types is given.
     pub fn arrow_schema(&self) -> SchemaRef {
-        Arc::new(ArrowSchema::new(self.readable_fields().iter().map(|f| f.arrow_field()).collect::<Vec<_>>()))
+        match self.read(None, 0, 0) {
+            Ok(batch) => batch.schema(),
+            Err(_) => {
+                Arc::new(ArrowSchema::new(self.readable_fields().iter().map(|f| f.arrow_field()).collect::<Vec<_>>()))
+            }
+        }
     }
 
     fn select(&self, fields: Option<&[&str]>) -> Result<Vec<read::Selected<'_>>> {

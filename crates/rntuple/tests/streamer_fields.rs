@@ -67,6 +67,21 @@ fn nested_streamer_fields_decode_to_roots_values() {
 }
 
 #[test]
+fn the_arrow_schema_is_the_schema_of_the_batches_read() {
+    for streamer_bytes in [false, true] {
+        let options = ReadOptions { streamer_bytes, ..ReadOptions::DEFAULT };
+        let f = RNTupleFile::open_with(data(FILE), options).expect("open");
+        let nt = f.rntuple("Events").expect("Events");
+        let batch = nt.read(None, 0, u64::MAX).expect("read");
+        assert_eq!(nt.arrow_schema(), batch.schema(), "streamer_bytes: {streamer_bytes}");
+        let outer = nt.arrow_schema().field_with_name("outer").expect("outer").data_type().clone();
+        let arrow_schema::DataType::Struct(members) = outer else { panic!("outer is {outer}") };
+        let inner = members.iter().find(|m| m.name() == "in").expect("in").data_type().clone();
+        assert_eq!(matches!(inner, arrow_schema::DataType::Struct(_)), !streamer_bytes, "outer.in is {inner}");
+    }
+}
+
+#[test]
 fn streamer_bytes_keeps_the_stored_bytes() {
     let (batch, notes, _) = read(&data(FILE), true);
     assert!(notes.is_empty());
@@ -112,4 +127,41 @@ fn decode_entries_refuses_offsets_past_the_bytes() {
     assert!(err.contains("object 0: bytes 0..100 are not within the 10 there are"), "{err}");
     let err = rntuple::streamer::decode_entries(&infos, "Inner26", &[5, 2], &[0u8; 10]).expect_err("refused");
     assert!(err.contains("object 0: bytes 5..2"), "{err}");
+}
+
+/// Reads all of `Events` under a `max_memory` budget of `budget` bytes.
+fn read_under(budget: u64, streamer_bytes: bool) -> rntuple::Result<arrow_array::RecordBatch> {
+    let options = ReadOptions { streamer_bytes, max_memory: Some(budget), ..ReadOptions::DEFAULT };
+    let f = RNTupleFile::open_with(data(FILE), options).expect("open");
+    let nt = f.rntuple("Events").expect("Events");
+    nt.read(None, 0, u64::MAX)
+}
+
+/// The smallest budget under which the read succeeds (bisection).
+fn smallest_budget(streamer_bytes: bool) -> u64 {
+    let (mut lo, mut hi) = (0u64, 1u64 << 32);
+    assert!(read_under(hi, streamer_bytes).is_ok());
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        if read_under(mid, streamer_bytes).is_ok() {
+            hi = mid
+        } else {
+            lo = mid
+        }
+    }
+    hi
+}
+
+#[test]
+fn decoded_streamer_objects_count_against_the_memory_budget() {
+    // The objects decoded take memory beyond the values read: the smallest
+    // budget of a decoding read is above that of the same read kept as bytes,
+    // and just below it the read fails on the decoded objects, naming them.
+    let bytes_only = smallest_budget(true);
+    let decoded = smallest_budget(false);
+    assert!(decoded > bytes_only, "decoding read fits in {decoded} bytes, the bytes alone in {bytes_only}");
+    let err = read_under(decoded - 1, false).expect_err("one byte short");
+    let text = err.to_string();
+    assert!(matches!(err, rntuple::Error::OverBudget { .. }), "{text}");
+    assert!(text.contains("streamer objects decoded") && text.contains("Inner26"), "{text}");
 }

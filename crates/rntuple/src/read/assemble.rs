@@ -22,6 +22,7 @@
 //! depth; one that cannot be decoded stays bytes and is noted
 //! ([`UndecodedStreamer`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow_array::types::*;
@@ -47,6 +48,9 @@ pub(crate) struct Sinks {
     buffers: Vec<Mutex<Option<ColumnValues>>>,
     infos: OnceLock<std::result::Result<StreamerInfos, String>>,
     undecoded: Mutex<Vec<UndecodedStreamer>>,
+    /// Bytes of the arrays of decoded streamer objects so far (charged to
+    /// the read's `max_memory` budget).
+    decoded: AtomicU64,
 }
 
 impl Sinks {
@@ -55,6 +59,7 @@ impl Sinks {
             buffers: values.into_iter().map(|v| Mutex::new(Some(v))).collect(),
             infos: OnceLock::new(),
             undecoded: Mutex::default(),
+            decoded: AtomicU64::new(0),
         }
     }
 
@@ -73,22 +78,54 @@ impl Sinks {
     }
 
     /// The array of streamer field `n` decoded from its byte column, or
-    /// `None` (noted with the reason) when it cannot be.
-    fn streamer(&self, plan: &Plan, n: usize, offsets: &[i64], bytes: &[u8]) -> Option<ArrayRef> {
+    /// `None` (noted with the reason) when it cannot be. The arrays
+    /// decoded count against the read's `max_memory` budget, on top of the
+    /// values read: a read whose objects decode to more fails with
+    /// [`Error::OverBudget`] (the objects' size is known only once they are
+    /// decoded, so this is checked as they are, 4,096 objects at a time).
+    fn streamer(&self, plan: &Plan, n: usize, offsets: &[i64], bytes: &[u8]) -> Result<Option<ArrayRef>> {
         let f = plan.nodes[n].field;
         let infos = self.infos.get_or_init(|| crate::streamer::infos_of(&plan.src.desc).map_err(|e| e.to_string()));
-        let decoded = infos
-            .as_ref()
-            .map_err(|e| format!("the streamer info cannot be read: {e}"))
-            .and_then(|infos| crate::streamer::decode_entries(infos, &f.type_name, offsets, bytes));
-        match decoded {
-            Ok(arr) => Some(arr),
-            Err(reason) => {
-                let note = UndecodedStreamer { path: node_path(plan, n), type_name: f.type_name.clone(), reason };
-                self.undecoded.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(note);
-                None
+        let infos = match infos {
+            Ok(infos) => infos,
+            Err(e) => return Ok(self.note(plan, n, format!("the streamer info cannot be read: {e}"))),
+        };
+        let charge = |bytes: u64| -> Result<()> {
+            let Some(budget) = plan.src.max_memory else { return Ok(()) };
+            let decoded = self.decoded.fetch_add(bytes, Ordering::Relaxed).saturating_add(bytes);
+            let values = plan.src.spent.load(Ordering::Relaxed);
+            let total = values.saturating_add(decoded);
+            if total <= budget {
+                return Ok(());
             }
+            Err(Error::OverBudget {
+                requested: total,
+                limit: budget,
+                what: "max_memory budget",
+                hint: "; read in steps with iterate(step_size=…) or fewer fields, or raise max_memory",
+                location: Location::new(
+                    format!(
+                        "this read ({values} bytes of values, {decoded} of streamer objects decoded so far, \
+                         at field '{}' of class {})",
+                        node_path(plan, n),
+                        f.type_name
+                    ),
+                    None,
+                ),
+            })
+        };
+        match crate::streamer::decode_entries_charged(infos, &f.type_name, offsets, bytes, charge)? {
+            Ok(arr) => Ok(Some(arr)),
+            Err(reason) => Ok(self.note(plan, n, reason)),
         }
+    }
+
+    /// Notes that streamer field `n` stays bytes, and why.
+    fn note(&self, plan: &Plan, n: usize, reason: String) -> Option<ArrayRef> {
+        let note =
+            UndecodedStreamer { path: node_path(plan, n), type_name: plan.nodes[n].field.type_name.clone(), reason };
+        self.undecoded.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(note);
+        None
     }
 }
 
@@ -187,7 +224,7 @@ pub(crate) fn build(plan: &Plan, sinks: &Sinks, n: usize) -> Result<ArrayRef> {
                 other => return Err(node_error(f, format!("byte column decoded as {}", other.kind()))),
             };
             if f.kind == FieldKind::Streamer && !plan.streamer_bytes {
-                if let Some(arr) = sinks.streamer(plan, n, &offsets, &bytes) {
+                if let Some(arr) = sinks.streamer(plan, n, &offsets, &bytes)? {
                     return Ok(arr);
                 }
             }

@@ -133,30 +133,74 @@ pub fn decode_array<O: OffsetSizeTrait>(
 /// past `bytes` are refused. A failure names the object by its index in
 /// the read (for a field under a collection, the index of the item).
 pub fn decode_entries(infos: &StreamerInfos, type_name: &str, offsets: &[i64], bytes: &[u8]) -> Result<ArrayRef, Fail> {
-    let dt = arrow_type(infos, type_name)?;
+    match decode_entries_charged(infos, type_name, offsets, bytes, |_| Ok::<(), std::convert::Infallible>(())) {
+        Ok(decoded) => decoded,
+        Err(never) => match never {},
+    }
+}
+
+/// [`decode_entries`], calling `charge` with the bytes of each chunk of
+/// arrays as it is built (a memory budget); an error of `charge` stops
+/// the decoding and is returned as the outer error, while the inner one
+/// says why the objects cannot be decoded.
+pub fn decode_entries_charged<E>(
+    infos: &StreamerInfos,
+    type_name: &str,
+    offsets: &[i64],
+    bytes: &[u8],
+    mut charge: impl FnMut(u64) -> Result<(), E>,
+) -> Result<Result<ArrayRef, Fail>, E> {
+    let dt = match arrow_type(infos, type_name) {
+        Ok(dt) => dt,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut built = |values: &[Value]| -> Result<Result<ArrayRef, Fail>, E> {
+        let arr = match build(&dt, &values.iter().collect::<Vec<_>>()) {
+            Ok(arr) => arr,
+            Err(e) => return Ok(Err(e)),
+        };
+        charge(arr.get_array_memory_size() as u64)?;
+        Ok(Ok(arr))
+    };
     let n = offsets.len().saturating_sub(1);
     // Decoded in chunks, each held as values only until it is an array.
     let mut chunks = Vec::with_capacity(n.div_ceil(CHUNK));
     let mut values = Vec::with_capacity(n.min(CHUNK));
     for (i, w) in offsets.windows(2).enumerate() {
-        let b =
-            usize::try_from(w[0]).ok().zip(usize::try_from(w[1]).ok()).and_then(|(a, b)| bytes.get(a..b)).ok_or_else(
-                || format!("object {i}: bytes {}..{} are not within the {} there are", w[0], w[1], bytes.len()),
-            )?;
-        values.push(decode(infos, type_name, b).map_err(|e| format!("object {i} of the read: {e}"))?);
+        let Some(b) = usize::try_from(w[0]).ok().zip(usize::try_from(w[1]).ok()).and_then(|(a, b)| bytes.get(a..b))
+        else {
+            return Ok(Err(format!(
+                "object {i}: bytes {}..{} are not within the {} there are",
+                w[0],
+                w[1],
+                bytes.len()
+            )));
+        };
+        match decode(infos, type_name, b) {
+            Ok(v) => values.push(v),
+            Err(e) => return Ok(Err(format!("object {i} of the read: {e}"))),
+        }
         if values.len() == CHUNK {
-            chunks.push(build(&dt, &values.iter().collect::<Vec<_>>())?);
+            match built(&values)? {
+                Ok(arr) => chunks.push(arr),
+                Err(e) => return Ok(Err(e)),
+            }
             values.clear();
         }
     }
     if !values.is_empty() || chunks.is_empty() {
-        chunks.push(build(&dt, &values.iter().collect::<Vec<_>>())?);
+        match built(&values)? {
+            Ok(arr) => chunks.push(arr),
+            Err(e) => return Ok(Err(e)),
+        }
     }
     if chunks.len() == 1 {
-        return Ok(chunks.swap_remove(0));
+        return Ok(Ok(chunks.swap_remove(0)));
     }
     let parts: Vec<&dyn Array> = chunks.iter().map(|c| c.as_ref()).collect();
-    arrow_select::concat::concat(&parts).map_err(|e| e.to_string())
+    // The concatenation holds the chunks and their copy at once.
+    charge(chunks.iter().map(|c| c.get_array_memory_size() as u64).sum())?;
+    Ok(arrow_select::concat::concat(&parts).map_err(|e| e.to_string()))
 }
 
 /// Objects decoded into values before they become an Arrow array

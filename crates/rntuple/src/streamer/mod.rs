@@ -25,7 +25,7 @@ mod info;
 mod layout;
 mod memo;
 
-pub use arrow::{arrow_type, decode_array, decode_entries};
+pub use arrow::{arrow_type, decode_array, decode_entries, decode_entries_charged};
 pub use decode::{decode, Value, MAX_DEPTH};
 pub use encode::Encoder;
 pub use info::{ClassInfo, Element, ElementKind, StreamerInfos};
