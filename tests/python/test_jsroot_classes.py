@@ -150,3 +150,30 @@ def test_jsroot_fails_on_our_vector_streamer_field_as_on_roots(our_streamer_dump
     collection type ``std::vector<WHit>`` itself."""
     got = our_streamer_dumps["hits"]
     assert isinstance(got, str) and "No streamer for type 'std::vector<WHit>'" in got, got
+
+
+@pytest.fixture(scope="module")
+def merged_streamer_dumps(tmp_path_factory) -> dict[str, list[dict] | str]:
+    directory = tmp_path_factory.mktemp("jsroot-merged-streamer")
+    out = str(directory / "merged.root")
+    # One input: JSROOT reads the first cluster group only (test_write_jsroot.py), and merge keeps
+    # each input's clusters as a group of their own.
+    rntuple.merge(out, [STREAMER], name="Events")
+    fields = ["hit", "der", "tob"]
+    return dict(zip(fields, jsroot_dumps([(out, "Events", [f]) for f in fields], str(directory)), strict=True))
+
+
+@pytest.mark.parametrize(
+    ("field", "typename"), [("hit", "Hit"), ("der", "Derived26"), ("tob", "Tagged26")], ids=["Hit", "base", "TObject"]
+)
+def test_jsroot_reads_the_streamer_fields_of_a_merged_file(merged_streamer_dumps, field, typename):
+    """ROOT's streamer file copied by ``rntuple.merge`` (as ``rntuple.update`` rewrites a file): the
+    merged file's streamer-info record lists the classes of the footer's streamer infos, as ROOT
+    does, and JSROOT reads the fields to what ROOT reads from the input."""
+    with open(os.path.join(DATA, "streamer_root640.json"), encoding="utf-8") as fh:
+        root = json.load(fh)["Events"]
+    got = merged_streamer_dumps[field]
+    assert not isinstance(got, str), got
+    assert [e[field]["_typename"] for e in got] == [typename] * len(root)
+    want = [_as_jsroot(e[field]) for e in root]
+    assert same(want, [_without_typename(e[field]) for e in got])

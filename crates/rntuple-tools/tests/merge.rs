@@ -371,3 +371,39 @@ fn inputs_without_entries_add_no_empty_cluster_group() {
     assert!(stored_groups(&out).is_empty());
     assert_verifies(&out);
 }
+
+/// The classes of the TFile's own streamer-info record of `path`.
+fn record_infos(path: &Path) -> rntuple::streamer::StreamerInfos {
+    let f = RNTupleFile::open(path).expect("open");
+    let payload = f.root_file().streamer_info().expect("read record").expect("a record");
+    // Its class tags count from the key's start: a key of 72 bytes (a small
+    // file's "StreamerInfo" key, class TList), as ROOT and we write it.
+    rntuple::streamer::StreamerInfos::parse_key_payload(&payload, 72).expect("parse record")
+}
+
+#[test]
+fn merged_streamer_fields_list_their_classes_in_the_files_streamer_info_record() {
+    // ROOT's file (tests/data/streamer_root640.root, streamer fields of Hit,
+    // Derived26 with its base and members, Tagged26 : TObject): the merged
+    // file's record lists every class of the footer's streamer infos, as
+    // ROOT's own record does, each with the same info.
+    let input = data("streamer_root640.root");
+    let out = scratch("merged_streamer.root");
+    let options = MergeOptions { name: Some("Events".into()), ..forced() };
+    let summary = run(&out, &[&input, &input], &options).expect("merge");
+    assert!(summary.warnings.is_empty(), "{:?}", summary.warnings);
+    let footer =
+        RNTupleFile::open(&out).expect("open").rntuple("Events").expect("Events").streamer_infos().expect("infos");
+    let record = record_infos(&out);
+    let roots = record_infos(&input);
+    assert!(footer.classes.len() >= 4, "{:?}", footer.classes.keys());
+    for (class, versions) in &footer.classes {
+        for info in versions {
+            let listed = record.get(class, Some(info.version), Some(info.checksum));
+            assert_eq!(listed, Some(info), "class {class} in the merged file's record");
+            assert_eq!(roots.get(class, Some(info.version), Some(info.checksum)), Some(info), "ROOT lists {class}");
+        }
+    }
+    assert!(record.get("ROOT::RNTuple", None, None).is_some());
+    let _ = std::fs::remove_file(&out);
+}

@@ -25,11 +25,41 @@ pub(crate) struct Buf<'a> {
     pos: usize,
     /// Class names by tag position (+ `MAP_OFFSET`).
     classes: HashMap<usize, String>,
+    /// The byte counts and class tags read, in order, when recording
+    /// ([`Buf::recording`]).
+    marks: Option<Vec<Mark>>,
+}
+
+/// A word of the buffer that depends on where objects are: what
+/// re-placing an object must rewrite ([`super::info::record_objects`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Mark {
+    /// A byte count word at `at` (it counts the bytes after it).
+    Count { at: usize },
+    /// A class tag at `at` naming `class`: the name itself (`new`) or a
+    /// reference to an earlier tag.
+    Tag { at: usize, class: String, new: bool },
 }
 
 impl<'a> Buf<'a> {
     pub(crate) fn new(data: &'a [u8]) -> Self {
-        Buf { data, pos: 0, classes: HashMap::new() }
+        Buf { data, pos: 0, classes: HashMap::new(), marks: None }
+    }
+
+    /// A buffer that records its byte counts and class tags ([`Mark`]).
+    pub(crate) fn recording(data: &'a [u8]) -> Self {
+        Buf { marks: Some(Vec::new()), ..Buf::new(data) }
+    }
+
+    /// The marks recorded so far (empty when not recording).
+    pub(crate) fn marks(&self) -> &[Mark] {
+        self.marks.as_deref().unwrap_or_default()
+    }
+
+    fn mark(&mut self, m: Mark) {
+        if let Some(marks) = &mut self.marks {
+            marks.push(m);
+        }
     }
 
     pub(crate) fn pos(&self) -> usize {
@@ -100,6 +130,7 @@ impl<'a> Buf<'a> {
             return Ok(None);
         }
         let end = self.pos + (word & !BYTE_COUNT_MASK) as usize;
+        self.mark(Mark::Count { at });
         if end > self.data.len() {
             return Err(format!(
                 "{what} at byte {at}: its byte count {} reaches past the {} bytes there are",
@@ -161,12 +192,15 @@ impl<'a> Buf<'a> {
                 let name = String::from_utf8_lossy(&self.data[start..start + len]).into_owned();
                 self.pos = start + len + 1;
                 self.classes.insert(tag_at + MAP_OFFSET, name.clone());
+                self.mark(Mark::Tag { at: tag_at, class: name.clone(), new: true });
                 name
             } else if tag & CLASS_MASK != 0 {
                 let at = (tag & !CLASS_MASK) as usize;
-                self.classes.get(&at).cloned().ok_or_else(|| {
+                let name = self.classes.get(&at).cloned().ok_or_else(|| {
                     format!("{what} at byte {tag_at}: a reference to class tag {at} that was never read")
-                })?
+                })?;
+                self.mark(Mark::Tag { at: tag_at, class: name.clone(), new: false });
+                name
             } else {
                 return Err(format!("{what} at byte {tag_at}: an object reference, which is not decoded"));
             };

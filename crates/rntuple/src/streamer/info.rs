@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::buffer::{Buf, Fail};
+use super::buffer::{Buf, Fail, Mark, BYTE_COUNT_MASK, NEW_CLASS_TAG};
 
 /// Most objects in a list, elements in a class (bounds hostile counts).
 const MAX_ITEMS: i32 = 100_000;
@@ -126,6 +126,124 @@ impl StreamerInfos {
         }
         all.iter().max_by_key(|i| i.version)
     }
+}
+
+/// One class's `TStreamerInfo` taken out of a list on its own, as a file's
+/// streamer-info record lists it ([`StreamerInfos::record_objects`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordObject {
+    pub info: ClassInfo,
+    /// The object as `WriteObjectAny` streams it, every class tag written
+    /// in full, then the list's option string: bytes that can be placed
+    /// anywhere in a list
+    /// ([`rntuple_container::write::FileWriter::add_class_streamer_info`]).
+    pub bytes: Vec<u8>,
+}
+
+impl StreamerInfos {
+    /// Each `TStreamerInfo` of a `TList` as [`StreamerInfos::parse`] reads
+    /// it (the footer's extra type information), taken out on its own: the
+    /// references to class tags named earlier in the list become the names
+    /// themselves and the byte counts around them grow to match. Each
+    /// object is read back on its own and must give the same class info
+    /// (else the list is refused). This is how a merged file lists, in its
+    /// streamer-info record, the classes of the streamer fields it copies.
+    pub fn record_objects(list: &[u8]) -> Result<Vec<RecordObject>, Fail> {
+        let mut b = Buf::recording(list);
+        let Some((class, _)) = b.object_header("streamer info list")? else {
+            return Ok(Vec::new());
+        };
+        if class != "TList" {
+            return Err(format!("the streamer info record holds a {class}, not a TList"));
+        }
+        b.version("TList")?;
+        tobject(&mut b)?;
+        b.tstring("TList name")?;
+        let n = b.i32("TList size")?;
+        if !(0..=MAX_ITEMS).contains(&n) {
+            return Err(format!("the streamer info list claims {n} objects"));
+        }
+        let mut spans = Vec::new();
+        for i in 0..n {
+            let what = format!("streamer info list object {i}");
+            let start = b.pos();
+            let mut info = None;
+            if let Some((class, obj_end)) = b.object_header(&what)? {
+                if class == "TStreamerInfo" {
+                    info = Some(streamer_info(&mut b).map_err(|e| format!("{what} (TStreamerInfo): {e}"))?);
+                }
+                b.seek(obj_end, &what)?;
+            }
+            b.tstring("TList option")?;
+            if let Some(info) = info {
+                spans.push((info, start, b.pos()));
+            }
+        }
+        let marks = b.marks();
+        spans
+            .into_iter()
+            .map(|(info, start, end)| {
+                let bytes = standalone(list, marks, start, end);
+                let mut again = Buf::new(&bytes);
+                let back = match again.object_header("re-placed streamer info")? {
+                    Some((class, obj_end)) if class == "TStreamerInfo" => {
+                        let back = streamer_info(&mut again)?;
+                        again.seek(obj_end, "re-placed streamer info")?;
+                        again.tstring("TList option")?;
+                        back
+                    }
+                    _ => return Err(format!("class {}: its info does not read back on its own", info.name)),
+                };
+                if back != info || again.remaining() != 0 {
+                    return Err(format!("class {}: its info reads back otherwise on its own", info.name));
+                }
+                Ok(RecordObject { info, bytes })
+            })
+            .collect()
+    }
+}
+
+/// `data[start..end]` with every class-tag reference in it written as the
+/// class name (`kNewClassTag`, the name, a zero byte) and the byte counts
+/// in it grown by the bytes so added inside them.
+fn standalone(data: &[u8], marks: &[Mark], start: usize, end: usize) -> Vec<u8> {
+    let span = start..end;
+    let mut grown: Vec<(usize, &str)> = marks
+        .iter()
+        .filter_map(|m| match m {
+            Mark::Tag { at, class, new: false } if span.contains(at) => Some((*at, class.as_str())),
+            _ => None,
+        })
+        .collect();
+    grown.sort_unstable();
+    let added = |a: usize, b: usize| -> usize {
+        grown.iter().filter(|(at, _)| (a..b).contains(at)).map(|(_, c)| c.len() + 1).sum()
+    };
+    let mut out = Vec::with_capacity(end - start + added(start, end));
+    let mut pos = start;
+    for (at, class) in &grown {
+        out.extend_from_slice(&data[pos..*at]);
+        out.extend_from_slice(&NEW_CLASS_TAG.to_be_bytes());
+        out.extend_from_slice(class.as_bytes());
+        out.push(0);
+        pos = at + 4;
+    }
+    out.extend_from_slice(&data[pos..end]);
+    for m in marks {
+        let Mark::Count { at } = *m else { continue };
+        if !span.contains(&at) {
+            continue;
+        }
+        let word = u32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+        let n = (word & !BYTE_COUNT_MASK) as usize;
+        let new_n = n + added(at + 4, at + 4 + n);
+        let to = at - start + added(start, at);
+        // Class names are at most 4096 bytes and objects within the list's
+        // bounds, so the count stays below the mask.
+        let new_word = (new_n as u32) | BYTE_COUNT_MASK;
+        out[to..to + 4].copy_from_slice(&new_word.to_be_bytes());
+    }
+    out
 }
 
 /// `TObject::Streamer`: version, unique id, bits (and a process id when

@@ -28,7 +28,7 @@ mod memo;
 pub use arrow::{arrow_type, decode_array, decode_entries, decode_entries_charged};
 pub use decode::{decode, Value, MAX_DEPTH};
 pub use encode::Encoder;
-pub use info::{ClassInfo, Element, ElementKind, StreamerInfos};
+pub use info::{ClassInfo, Element, ElementKind, RecordObject, StreamerInfos};
 pub use layout::{Class, Classes, Member, Ty, STRING_VERSION, VECTOR_CLASS_VERSION, VECTOR_VERSION};
 #[cfg(test)]
 pub(crate) use memo::STREAMED;
