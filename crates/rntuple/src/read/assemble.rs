@@ -98,21 +98,15 @@ impl Sinks {
             if total <= budget {
                 return Ok(());
             }
-            Err(Error::OverBudget {
-                requested: total,
-                limit: budget,
-                what: "max_memory budget",
-                hint: "; read in steps with iterate(step_size=…) or fewer fields, or raise max_memory",
-                location: Location::new(
-                    format!(
-                        "this read ({values} bytes of values, {decoded} of streamer objects decoded so far, \
-                         at field '{}' of class {})",
-                        node_path(plan, n),
-                        f.type_name
-                    ),
-                    None,
+            Err(super::decode::over_budget(
+                total,
+                budget,
+                format!(
+                    "{values} bytes of values, {decoded} of streamer objects decoded so far, at field '{}' of class {}",
+                    node_path(plan, n),
+                    f.type_name
                 ),
-            })
+            ))
         };
         match crate::streamer::decode_entries_charged(infos, &f.type_name, offsets, bytes, charge)? {
             Ok(arr) => Ok(Some(arr)),

@@ -288,21 +288,28 @@ fn check_budget(src: &PageSource, needs: &Needs) -> Result<()> {
     if total <= budget {
         src.spent.store(values, std::sync::atomic::Ordering::Relaxed);
     } else {
-        return Err(Error::OverBudget {
-            requested: total,
-            limit: budget,
-            what: "max_memory budget",
-            hint: "; read in steps with iterate(step_size=…) or fewer fields, or raise max_memory",
-            location: Location::new(
-                format!(
-                    "this read ({values} bytes of values, {read_buffers} of read buffers, a largest page of {})",
-                    needs.largest_page
-                ),
-                None,
+        return Err(over_budget(
+            total,
+            budget,
+            format!(
+                "{values} bytes of values, {read_buffers} of read buffers, a largest page of {}",
+                needs.largest_page
             ),
-        });
+        ));
     }
     Ok(())
+}
+
+/// A read over its `max_memory` budget: `total` bytes against `budget`,
+/// `parts` saying of what.
+pub(super) fn over_budget(total: u64, budget: u64, parts: String) -> Error {
+    Error::OverBudget {
+        requested: total,
+        limit: budget,
+        what: "max_memory budget",
+        hint: "; read in steps with iterate(step_size=…) or fewer fields, or raise max_memory",
+        location: Location::new(format!("this read ({parts})"), None),
+    }
 }
 
 /// What a job's buffer holds, for an out-of-memory error: the column, its field and the element count.
