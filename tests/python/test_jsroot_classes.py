@@ -18,6 +18,7 @@ import pytest
 import rntuple
 from conftest import DATA
 from test_soa import SOA_TYPES, filled, soa_data
+from test_streamer_write import recovered
 from test_streamer_write import rows as streamer_rows
 from test_streamer_write import write as write_streamer
 from test_write_jsroot import jsroot_dumps, same
@@ -146,6 +147,18 @@ def test_jsroot_reads_our_streamer_fields(our_streamer_dumps, field, typename):
     got = our_streamer_dumps[field]
     assert not isinstance(got, str), got
     want = [_bytewise_strings(_as_jsroot(r[field])) for r in streamer_rows()]
+    assert [e[field]["_typename"] for e in got] == [typename] * len(want)
+    assert same(want, [_without_typename(e[field]) for e in got])
+
+
+@pytest.mark.parametrize(("field", "typename"), [("hit", "WHit"), ("der", "WDerived")], ids=["class", "base"])
+def test_jsroot_reads_the_streamer_fields_of_a_recovered_file(tmp_path, field, typename):
+    """A killed writer's file recovered by ``rntuple.recover`` (``test_streamer_write.recovered``,
+    three clusters of the rows written, one cluster group): its streamer-info record lists the
+    classes as the writer's close would have, and JSROOT reads the values written."""
+    (got,) = jsroot_dumps([(recovered(tmp_path), "Events", [field])], str(tmp_path))
+    assert not isinstance(got, str), got
+    want = [_bytewise_strings(_as_jsroot(r[field])) for r in streamer_rows()] * 3
     assert [e[field]["_typename"] for e in got] == [typename] * len(want)
     assert same(want, [_without_typename(e[field]) for e in got])
 

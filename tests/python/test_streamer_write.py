@@ -157,3 +157,40 @@ def test_bytes_equal_what_root_writes(tmp_path):
     assert raw[1].to_pylist() == raw[0].to_pylist()
     records = [[(f.name, f.type_name, f.type_version, f.type_checksum) for f in nt.fields[:2]] for nt in (root, ours)]
     assert records[1] == records[0]
+
+
+KILLED_WRITER = r"""
+import sys
+import rntuple
+from test_streamer_write import TYPES, table
+
+with rntuple.recreate(sys.argv[1]) as f:
+    w = f.mkrntuple("Events", table(0), types=TYPES, streamer=["hit", "hits", "der"])
+    for _ in range(3):
+        w.extend(table(5))
+        w.commit_cluster()
+"""
+
+
+def recovered(directory) -> str:
+    """The file of a writer of streamer fields killed before its footer (``RNTUPLE_CRASH_AT=footer:1``,
+    the hook of test_recover.py) after three clusters of ``rows()``, recovered by ``rntuple.recover``."""
+    broken, fixed = str(directory / "killed.root"), str(directory / "recovered.root")
+    env = dict(os.environ, RNTUPLE_CRASH_AT="footer:1")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.abspath(__file__)), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, broken], env=env, capture_output=True, text=True)
+    assert proc.returncode == -9, proc.stderr[-3000:]
+    assert rntuple.recover(broken, fixed)["entries"] == 15
+    return fixed
+
+
+def test_a_killed_writers_streamer_fields_are_recovered_with_their_classes(tmp_path):
+    """The recovered file keeps the streamer infos of the classes (journaled with each cluster, as
+    the footer would have had them): our reader decodes the objects with no warning and ROOT reads
+    them (test_jsroot_classes.py: JSROOT finds the classes in the file's streamer-info record)."""
+    fixed = recovered(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rntuple.open(fixed)["Events"].arrays(library="pa").to_pylist()
+    assert got == rows() * 3
+    assert root_reads(fixed) == rows() * 3

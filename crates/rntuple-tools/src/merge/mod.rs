@@ -39,11 +39,9 @@ use std::str::FromStr;
 
 use rntuple::container::storage::StorageUrl;
 use rntuple::container::write::{FileWriter, WriterOptions};
-use rntuple::format::constants::EXTRA_TYPE_INFO_STREAMER_INFO;
 use rntuple::format::constants::FORMAT_VERSION;
 use rntuple::format::{Error, Location, Result};
-use rntuple::streamer::StreamerInfos;
-use rntuple::write::{BlobSink, FooterParts, PageSink, SinkOptions};
+use rntuple::write::{FooterParts, PageSink, SinkOptions};
 
 pub use copy::PageStats;
 
@@ -303,7 +301,9 @@ pub fn merge(out: &Path, inputs: &[&Path], options: &MergeOptions, progress: &dy
         attribute_sets: Vec::new(),
     };
     let anchor = sink.pages.finish(footer)?;
-    list_classes(&plan, sink.pages.dest(), &mut warnings);
+    // The classes of the streamer fields copied, in the output's streamer-info record too.
+    let infos = plan.header.schema.extra_type_info.iter().chain(&plan.extension.extra_type_info);
+    warnings.extend(rntuple::write::list_streamer_classes(infos, sink.pages.dest()));
     check(progress, "merge")?;
     sink.pages.write_anchor(&anchor)?;
     let stats = sink.stats;
@@ -370,25 +370,6 @@ fn check_format(l: &Loaded, warnings: &mut Vec<String>) -> Result<()> {
 /// Whether `out` is a URL of a remote store (not a local path or `file://`).
 fn is_remote(out: &Path) -> bool {
     matches!(out.to_str().map(StorageUrl::parse), Some(Ok(StorageUrl::Remote { .. })))
-}
-
-/// Lists the classes of the streamer fields copied (their infos in the
-/// footer's extra type information) in the output file's streamer-info
-/// record too, as ROOT does and as JSROOT needs to read those fields. A list
-/// that cannot be re-placed is left out with a warning (ROOT reads the
-/// fields from the footer either way).
-fn list_classes(plan: &plan::Plan, file: &mut dyn BlobSink, warnings: &mut Vec<String>) {
-    let infos = plan.header.schema.extra_type_info.iter().chain(&plan.extension.extra_type_info);
-    for e in infos.filter(|e| e.content_id == EXTRA_TYPE_INFO_STREAMER_INFO && !e.content.is_empty()) {
-        match StreamerInfos::record_objects(&e.content) {
-            Ok(objects) => objects.iter().for_each(|o| file.add_class_streamer_info(&o.bytes)),
-            Err(why) => warnings.push(format!(
-                "the streamer infos of '{}' are not listed in the file's streamer-info record \
-                 (readers that look classes up there, such as JSROOT, cannot decode its streamer fields): {why}",
-                e.type_name
-            )),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -93,6 +93,10 @@ fn write_to(p: &Plan<'_>, sink: Box<dyn WriteSink>, options: RecoverOptions) -> 
         };
         let anchor = sink.finish(footer)?;
         sink.write_anchor(&anchor)?;
+        // The classes of its streamer fields (journaled with each cluster),
+        // listed in the file's streamer-info record as the writer would have.
+        // A list that cannot be re-placed only costs JSROOT those fields.
+        let _ = rntuple::write::list_streamer_classes(&t.footer.schema_extension.extra_type_info, sink.dest());
     }
     w.finish()
 }

@@ -11,7 +11,9 @@
 //!   u32 + n  page list envelope of this one cluster (spec "Page List
 //!            Envelope"), uncompressed, its checksum included
 //!   u32 + n  footer envelope (spec "Footer Envelope") with the schema
-//!            extension so far and no cluster groups, uncompressed
+//!            extension so far (its extra type information: the streamer
+//!            infos of the streamer fields' classes) and no cluster
+//!            groups, uncompressed
 //! ```
 //!
 //! The page list holds the cluster's summary (first entry, entries) and the

@@ -96,6 +96,7 @@ pub use options::{Compression, FieldOverride, Projection, RealEncoding, WriteOpt
 pub use parallel::{FillContext, ParallelWriter};
 pub use shared::SharedFileWriter;
 pub use sink::{new_anchor, BlobSink, FooterParts, PageSink, SinkOptions, WrittenHeader};
+pub use streamer_field::list_streamer_classes;
 pub use writer::RNTupleWriter;
 
 /// Writes `batches` as the RNTuple `name` into a new ROOT file at `path`

@@ -26,8 +26,8 @@ use rntuple_format::compression::compress;
 use rntuple_format::constants::FORMAT_VERSION;
 use rntuple_format::envelope::{write_footer, write_header, write_page_list};
 use rntuple_format::model::{
-    AttributeSetLink, ClusterGroupDescriptor, ClusterSummary, ColumnPageRange, EnvelopeLink, Footer, Header, Locator,
-    PageDescriptor, PageList, SchemaDescription,
+    AttributeSetLink, ClusterGroupDescriptor, ClusterSummary, ColumnPageRange, EnvelopeLink, ExtraTypeInfo, Footer,
+    Header, Locator, PageDescriptor, PageList, SchemaDescription,
 };
 use rntuple_format::{Error, Result};
 
@@ -214,6 +214,9 @@ pub struct PageSink<'f> {
     /// Clusters recorded since the last page list.
     pending: Vec<(ClusterSummary, Vec<ColumnPageRange>)>,
     groups: Vec<ClusterGroupDescriptor>,
+    /// The footer's extra type information so far (the streamer infos of
+    /// the streamer fields' classes), carried by each journal record.
+    extra_type_info: Vec<ExtraTypeInfo>,
 }
 
 impl std::fmt::Debug for PageSink<'_> {
@@ -239,7 +242,16 @@ impl<'f> PageSink<'f> {
             next_element: Vec::new(),
             pending: Vec::new(),
             groups: Vec::new(),
+            extra_type_info: Vec::new(),
         }
+    }
+
+    /// The extra type information the footer will carry (the writer's
+    /// streamer infos): each journal record's footer carries it too, so
+    /// that `recover` restores it with the committed clusters (without it
+    /// a recovered streamer field could not be decoded).
+    pub fn set_extra_type_info(&mut self, infos: Vec<ExtraTypeInfo>) {
+        self.extra_type_info = infos;
     }
 
     /// The name of the RNTuple as given (`"dir/Events"`).
@@ -407,7 +419,10 @@ impl<'f> PageSink<'f> {
         let footer = Footer {
             feature_flags: Vec::new(),
             header_checksum: header.checksum,
-            schema_extension: header.extension_of(schema),
+            schema_extension: SchemaDescription {
+                extra_type_info: self.extra_type_info.clone(),
+                ..header.extension_of(schema)
+            },
             cluster_groups: Vec::new(),
             attribute_sets: Vec::new(),
         };

@@ -118,6 +118,34 @@ pub(crate) fn extra_type_info(all: &Classes) -> Vec<ExtraTypeInfo> {
     vec![ExtraTypeInfo { content_id: 0, type_version: 0, type_name: String::new(), content: all.streamer_info_list() }]
 }
 
+/// Lists the classes of the streamer infos among `infos` (extra type
+/// information records of content id 0, as a footer carries them) in the
+/// streamer-info record of `sink`'s file, as ROOT does (JSROOT looks classes
+/// up there): for the tools that copy an RNTuple (`merge`, `update`,
+/// `recover`). A list that cannot be re-placed
+/// ([`crate::streamer::StreamerInfos::record_objects`]) is left out; the
+/// returned warnings say which and why (readers of the footer, ROOT and
+/// this project, are not affected).
+pub fn list_streamer_classes<'a>(
+    infos: impl IntoIterator<Item = &'a ExtraTypeInfo>,
+    sink: &mut dyn super::BlobSink,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let streamer_infos = infos
+        .into_iter()
+        .filter(|e| e.content_id == rntuple_format::constants::EXTRA_TYPE_INFO_STREAMER_INFO && !e.content.is_empty());
+    for e in streamer_infos {
+        match crate::streamer::StreamerInfos::record_objects(&e.content) {
+            Ok(objects) => objects.iter().for_each(|o| sink.add_class_streamer_info(&o.bytes)),
+            Err(why) => warnings.push(format!(
+                "streamer infos not listed in the file's streamer-info record (readers that look classes up \
+                 there, such as JSROOT, cannot decode the streamer fields): {why}"
+            )),
+        }
+    }
+    warnings
+}
+
 /// The streamed bytes of entries `[a, b)` of `arr` for streamer field `f`
 /// (from one streaming of the whole column, see [`Streamed`]).
 pub(crate) fn entries(f: &PlanField, arr: &dyn Array, a: usize, b: usize) -> Result<Entries> {

@@ -279,6 +279,10 @@ pub(super) fn record_cluster(
             write_cluster_pages(sink.dest(), columns, merge)?
         }
     };
+    if plan.fields.iter().any(|f| f.streamer.is_some()) {
+        let classes = super::streamer_field::classes_of(&plan.fields);
+        sink.set_extra_type_info(super::streamer_field::extra_type_info(&classes));
+    }
     sink.commit_pages(ctx.cluster_entries, pages, &plan.schema)?;
     Ok(written)
 }
