@@ -63,41 +63,16 @@ impl StreamerInfos {
     }
 
     fn parse_buf(mut b: Buf<'_>) -> Result<Self, Fail> {
-        let Some((class, end)) = b.object_header("streamer info list")? else {
-            return Ok(StreamerInfos::default());
-        };
-        if class != "TList" {
-            return Err(format!("the streamer info record holds a {class}, not a TList"));
-        }
-        Self::list(b, Some(end))
+        Ok(Self::of(list_object(&mut b)?))
     }
 
-    /// The `TList` itself (`TList::Streamer`: version, `TObject`, name,
-    /// objects each followed by its option string), ending at `end`.
-    fn list(mut b: Buf<'_>, end: Option<usize>) -> Result<Self, Fail> {
+    /// The infos of `spans` ([`list_spans`]), by class.
+    fn of(spans: Vec<(ClassInfo, usize, usize)>) -> Self {
         let mut infos = StreamerInfos::default();
-        let (counted_end, ..) = b.version("TList")?;
-        tobject(&mut b)?;
-        b.tstring("TList name")?;
-        let n = b.i32("TList size")?;
-        if !(0..=MAX_ITEMS).contains(&n) {
-            return Err(format!("the streamer info list claims {n} objects"));
+        for (info, ..) in spans {
+            infos.classes.entry(info.name.clone()).or_default().push(info);
         }
-        for i in 0..n {
-            let what = format!("streamer info list object {i}");
-            if let Some((class, obj_end)) = b.object_header(&what)? {
-                if class == "TStreamerInfo" {
-                    let info = streamer_info(&mut b).map_err(|e| format!("{what} (TStreamerInfo): {e}"))?;
-                    infos.classes.entry(info.name.clone()).or_default().push(info);
-                }
-                b.seek(obj_end, &what)?;
-            }
-            b.tstring("TList option")?;
-        }
-        if let Some(end) = end.or(counted_end) {
-            b.seek(end, "streamer info list")?;
-        }
-        Ok(infos)
+        infos
     }
 
     /// The `TList` of `TStreamerInfo` that is the payload of a file's
@@ -109,7 +84,7 @@ impl StreamerInfos {
         shifted.extend_from_slice(payload);
         let mut b = Buf::new(&shifted);
         b.seek(key_len, "streamer info record")?;
-        Self::list(b, None)
+        Ok(Self::of(list_spans(&mut b, None)?))
     }
 
     /// The info of `class`: of `version` if given and known, of `checksum`
@@ -150,35 +125,7 @@ impl StreamerInfos {
     /// streamer-info record, the classes of the streamer fields it copies.
     pub fn record_objects(list: &[u8]) -> Result<Vec<RecordObject>, Fail> {
         let mut b = Buf::recording(list);
-        let Some((class, _)) = b.object_header("streamer info list")? else {
-            return Ok(Vec::new());
-        };
-        if class != "TList" {
-            return Err(format!("the streamer info record holds a {class}, not a TList"));
-        }
-        b.version("TList")?;
-        tobject(&mut b)?;
-        b.tstring("TList name")?;
-        let n = b.i32("TList size")?;
-        if !(0..=MAX_ITEMS).contains(&n) {
-            return Err(format!("the streamer info list claims {n} objects"));
-        }
-        let mut spans = Vec::new();
-        for i in 0..n {
-            let what = format!("streamer info list object {i}");
-            let start = b.pos();
-            let mut info = None;
-            if let Some((class, obj_end)) = b.object_header(&what)? {
-                if class == "TStreamerInfo" {
-                    info = Some(streamer_info(&mut b).map_err(|e| format!("{what} (TStreamerInfo): {e}"))?);
-                }
-                b.seek(obj_end, &what)?;
-            }
-            b.tstring("TList option")?;
-            if let Some(info) = info {
-                spans.push((info, start, b.pos()));
-            }
-        }
+        let spans = list_object(&mut b)?;
         let marks = b.marks();
         spans
             .into_iter()
@@ -201,6 +148,53 @@ impl StreamerInfos {
             })
             .collect()
     }
+}
+
+/// The `TStreamerInfo` objects of a `TList` streamed by `WriteObjectAny`
+/// ([`list_spans`]); none for a null pointer.
+fn list_object(b: &mut Buf<'_>) -> Result<Vec<(ClassInfo, usize, usize)>, Fail> {
+    let Some((class, end)) = b.object_header("streamer info list")? else {
+        return Ok(Vec::new());
+    };
+    if class != "TList" {
+        return Err(format!("the streamer info record holds a {class}, not a TList"));
+    }
+    list_spans(b, Some(end))
+}
+
+/// The `TStreamerInfo` objects of a `TList` (`TList::Streamer`: version,
+/// `TObject`, name, objects each followed by its option string) ending at
+/// `end`, each with where it starts and where its option string ends.
+/// Objects of other classes (schema evolution rules) are skipped by their
+/// byte counts.
+fn list_spans(b: &mut Buf<'_>, end: Option<usize>) -> Result<Vec<(ClassInfo, usize, usize)>, Fail> {
+    let (counted_end, ..) = b.version("TList")?;
+    tobject(b)?;
+    b.tstring("TList name")?;
+    let n = b.i32("TList size")?;
+    if !(0..=MAX_ITEMS).contains(&n) {
+        return Err(format!("the streamer info list claims {n} objects"));
+    }
+    let mut spans = Vec::new();
+    for i in 0..n {
+        let what = format!("streamer info list object {i}");
+        let start = b.pos();
+        let mut info = None;
+        if let Some((class, obj_end)) = b.object_header(&what)? {
+            if class == "TStreamerInfo" {
+                info = Some(streamer_info(b).map_err(|e| format!("{what} (TStreamerInfo): {e}"))?);
+            }
+            b.seek(obj_end, &what)?;
+        }
+        b.tstring("TList option")?;
+        if let Some(info) = info {
+            spans.push((info, start, b.pos()));
+        }
+    }
+    if let Some(end) = end.or(counted_end) {
+        b.seek(end, "streamer info list")?;
+    }
+    Ok(spans)
 }
 
 /// `data[start..end]` with every class-tag reference in it written as the
